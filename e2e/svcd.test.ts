@@ -1,0 +1,249 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hash } from '@node-rs/bcrypt';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { createApiClient } from '../test-support/api-client.js';
+import {
+  SVCD_BIN,
+  SVC_BIN,
+  freePort,
+  runProcess,
+  startProcess,
+  type RunningProcess,
+} from '../test-support/process.js';
+
+let dir: string;
+let proc: RunningProcess | undefined;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svcd-e2e-'));
+});
+afterEach(async () => {
+  await proc?.stop();
+  proc = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function writeSetup(apiPort: number) {
+  const users = [
+    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
+  ];
+  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  const config = [
+    '[server]',
+    'address = "127.0.0.1:0"',
+    'data_dir = "data"',
+    'key_seed = "Z4mQqmkDnexNNR4giNU3Me"',
+    '[api]',
+    `address = "127.0.0.1:${apiPort}"`,
+    'auth_file = "users.json"',
+    '[logging]',
+    'log_level = "info"',
+  ].join('\n');
+  const configPath = join(dir, 'svcd.conf');
+  await writeFile(configPath, config);
+  return configPath;
+}
+
+describe('the svcd process', () => {
+  test('starts from a config file, serves /status, reloads users on SIGUSR1 and stops on SIGTERM', async () => {
+    const apiPort = await freePort();
+    const configPath = await writeSetup(apiPort);
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    const listening = await proc.waitForLog('API listening');
+    expect(listening.url).toBe(`http://127.0.0.1:${apiPort}/api/v1`);
+    const clientLog = await proc.waitForLog('client listener started');
+    expect(clientLog.fingerprint).toBe('5d:b3:ee:37:b2:31:cc:ce:93:d4:69:21:16:5d:36:11');
+
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    const status = await api.get('/status', { auth: { basic: ['admin', 'admin-secret-1'] } });
+    expect(status.status).toBe(200);
+    expect(status.json.data.fingerprint).toBe('5d:b3:ee:37:b2:31:cc:ce:93:d4:69:21:16:5d:36:11');
+    expect(status.json.data.version).toMatch(/^\d+\.\d+\.\d+/);
+
+    // A user added to the file by hand works after SIGUSR1.
+    const users = JSON.parse(await readFile(join(dir, 'users.json'), 'utf8')) as unknown[];
+    users.push({ username: 'bob', password: await hash('bob-secret-1', { cost: 4 }), groups: [] });
+    await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+    const listed = async () =>
+      (
+        (await api.get('/users', { auth: { basic: ['admin', 'admin-secret-1'] } })).json as {
+          data: { username: string }[];
+        }
+      ).data.map((u) => u.username);
+    expect(await listed()).toEqual(['admin']);
+    proc.child.kill('SIGUSR1');
+    await proc.waitForLog('user file reloaded');
+    expect(await listed()).toEqual(['admin', 'bob']);
+    expect((await api.get('/status', { auth: { basic: ['bob', 'bob-secret-1'] } })).status).toBe(200);
+
+    // The SQLite database lives in data_dir, relative to the config file.
+    await readFile(join(dir, 'data', 'svcd.db'));
+
+    proc.child.kill('SIGTERM');
+    const exit = await proc.exited;
+    expect(exit.code).toBe(0);
+    await proc.waitForLog('stopped');
+  });
+
+  test('a broken user file on SIGUSR1 keeps the users loaded before', async () => {
+    const apiPort = await freePort();
+    const configPath = await writeSetup(apiPort);
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    await proc.waitForLog('API listening');
+    await writeFile(join(dir, 'users.json'), '[{"username": "broken"');
+    proc.child.kill('SIGUSR1');
+    await proc.waitForLog('user file reload failed; keeping the users loaded before');
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    expect((await api.get('/status', { auth: { basic: ['admin', 'admin-secret-1'] } })).status).toBe(200);
+  });
+
+  test('a bad config stops the start with a message naming the key and a non-zero exit', async () => {
+    const configPath = join(dir, 'bad.conf');
+    await writeFile(configPath, '[api]\naddress = "127.0.0.1:3000"\nmax_failed_login = "ten"\nbogus = 1\n');
+    const result = await runProcess(SVCD_BIN, ['-c', configPath]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/\[api\] max_failed_login/);
+    expect(result.stderr).toMatch(/\[api\] bogus/);
+  });
+
+  test('a port in use stops the start naming [api] address', async () => {
+    const apiPort = await freePort();
+    const configPath = await writeSetup(apiPort);
+    const first = startProcess(SVCD_BIN, ['-c', configPath]);
+    try {
+      await first.waitForLog('API listening');
+      const second = await runProcess(SVCD_BIN, ['-c', configPath]);
+      expect(second.code).not.toBe(0);
+      expect(second.stderr).toMatch(
+        /\[api\] address: cannot listen on 127\.0\.0\.1:\d+: the address is already in use/,
+      );
+    } finally {
+      await first.stop();
+    }
+  });
+
+  test('svcd user add/change/delete write the user file; -p reads stdin when it is not a terminal', async () => {
+    const configPath = await writeSetup(await freePort());
+    const add = await runProcess(
+      SVCD_BIN,
+      ['user', 'add', '-u', 'carol', '-p', '-g', 'Ops', '-g', 'Dev', '-c', configPath],
+      {
+        stdin: 'carol-secret-1\n',
+      },
+    );
+    expect(add.stderr).toBe('');
+    expect(add.code).toBe(0);
+    expect(add.stdout).toMatch(/user 'carol' added/);
+    const saved = JSON.parse(await readFile(join(dir, 'users.json'), 'utf8')) as {
+      username: string;
+      password: string;
+      groups: string[];
+    }[];
+    const carol = saved.find((u) => u.username === 'carol');
+    expect(carol?.groups).toEqual(['Ops', 'Dev']);
+    expect(carol?.password).toMatch(/^\$2[aby]\$10\$/);
+
+    const change = await runProcess(SVCD_BIN, [
+      'user',
+      'change',
+      '-u',
+      'carol',
+      '-g',
+      'Auditors',
+      '-c',
+      configPath,
+    ]);
+    expect(change.code).toBe(0);
+    const changed = JSON.parse(await readFile(join(dir, 'users.json'), 'utf8')) as {
+      username: string;
+      groups: string[];
+    }[];
+    expect(changed.find((u) => u.username === 'carol')?.groups).toEqual(['Auditors']);
+
+    const lastAdmin = await runProcess(SVCD_BIN, ['user', 'delete', '-u', 'admin', '-c', configPath]);
+    expect(lastAdmin.code).not.toBe(0);
+    expect(lastAdmin.stderr).toMatch(/last member of Administrators/);
+
+    const del = await runProcess(SVCD_BIN, ['user', 'delete', '-u', 'carol', '-c', configPath]);
+    expect(del.code).toBe(0);
+    const after = JSON.parse(await readFile(join(dir, 'users.json'), 'utf8')) as { username: string }[];
+    expect(after.map((u) => u.username)).toEqual(['admin']);
+  });
+
+  test('quickstart creates a working setup and prints the admin login and the svc command', async () => {
+    const apiPort = await freePort();
+    const dataDir = join(dir, 'qs');
+    proc = startProcess(SVCD_BIN, [
+      'quickstart',
+      '--data-dir',
+      dataDir,
+      '--api-address',
+      `127.0.0.1:${apiPort}`,
+      '--address',
+      '127.0.0.1:0',
+    ]);
+    const loginLine = await proc.waitForLine((l) => l.includes('Admin login:'));
+    const password = /Admin login:\s+admin \/ (\S+)/.exec(loginLine)?.[1];
+    expect(password).toBeDefined();
+    const svcLine = await proc.waitForLine((l) => l.includes('Connect an agent:'));
+    expect(svcLine).toMatch(
+      /svc --auth client-[0-9a-f]{6}:\S+ --fingerprint ([0-9a-f]{2}:){15}[0-9a-f]{2} http:\/\/127\.0\.0\.1:\d+/,
+    );
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    expect((await api.get('/status', { auth: { basic: ['admin', password ?? ''] } })).status).toBe(200);
+    const credentials = JSON.parse(await readFile(join(dataDir, 'clients-auth.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    expect(Object.keys(credentials)).toHaveLength(1);
+  });
+
+  test('--help explains every flag of svcd and svc', async () => {
+    const svcd = await runProcess(SVCD_BIN, ['--help']);
+    expect(svcd.code).toBe(0);
+    for (const flag of ['--config', '--version', 'quickstart', 'user', 'example-config'])
+      expect(svcd.stdout).toContain(flag);
+    const user = await runProcess(SVCD_BIN, ['user', '--help']);
+    for (const flag of ['--username', '--password', '--group', '--config'])
+      expect(user.stdout).toContain(flag);
+    const svc = await runProcess(SVC_BIN, ['--help']);
+    expect(svc.code).toBe(0);
+    expect(svc.stdout).toContain('Usage: svc');
+  });
+});
+
+describe('graceful shutdown', () => {
+  test('SIGTERM lets in-flight requests finish, then exits 0', async () => {
+    const apiPort = await freePort();
+    const configPath = await writeSetup(apiPort);
+    // A costly hash keeps each login in flight for a while; debug logs show when every request has arrived.
+    const users = [
+      { username: 'slow', password: await hash('slow-secret-1', { cost: 12 }), groups: ['Administrators'] },
+    ];
+    await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+    await writeFile(
+      configPath,
+      (await readFile(configPath, 'utf8')).replace('log_level = "info"', 'log_level = "debug"'),
+    );
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    await proc.waitForLog('API listening');
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    const count = 6;
+    const logins = Array.from({ length: count }, () =>
+      api.get('/login', { auth: { basic: ['slow', 'slow-secret-1'] } }),
+    );
+    await proc.waitForLine(
+      () => proc!.stdoutLines.filter((l) => l.includes('"request received"')).length === count,
+    );
+    proc.child.kill('SIGTERM');
+    const statuses = (await Promise.all(logins)).map((r) => r.status);
+    expect(statuses).toEqual(Array(count).fill(200));
+    expect((await proc.exited).code).toBe(0);
+    const responded = proc.stdoutLines.filter((l) => l.includes('"msg":"request"')).length;
+    const stopped = proc.stdoutLines.findIndex((l) => l.includes('"msg":"stopped"'));
+    expect(responded).toBe(count);
+    expect(stopped).toBeGreaterThan(proc.stdoutLines.findIndex((l) => l.includes('"msg":"shutting down"')));
+  });
+});

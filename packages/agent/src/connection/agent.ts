@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { Backoff, ControlError, formatDuration, type Logger } from '@svc/platform';
+import { CONTROL_ERRORS, type SystemFacts } from '@svc/protocol';
+import type { Credentials } from '../config/auth.js';
+import { collectFacts } from '../sysinfo/facts.js';
+import { Forwarder } from '../tunnels/forwarder.js';
+import { TunnelAllowList } from '../tunnels/tunnel-allowed.js';
+import { SVC_VERSION } from '../version.js';
+import { ControlSession } from './control-session.js';
+import { LinkError, type LinkFailure } from './link-error.js';
+import { openLink, type Link, type LinkOptions } from './ssh-link.js';
+
+export interface AgentOptions {
+  serverUrl: string;
+  credentials: Credentials;
+  clientId: string;
+  name: string;
+  tags: string[];
+  labels: Record<string, string>;
+  fingerprint: string | undefined;
+  tunnelAllowed: string[];
+  keepaliveIntervalMs: number;
+  maxRetryIntervalMs: number;
+}
+
+/** Replaceable parts, for tests. */
+export interface AgentDeps {
+  logger: Logger;
+  collectFacts?: () => Promise<SystemFacts>;
+  backoff?: Backoff;
+  openLink?: (options: LinkOptions) => Promise<Link>;
+  factsIntervalMs?: number;
+  handshakeTimeoutMs?: number;
+}
+
+/** `638ms`, `6s`, `4m12s`: retry delays to the second once they pass one second. */
+const shortDuration = (ms: number) => (ms < 1000 ? `${ms}ms` : formatDuration(Math.round(ms / 1000) * 1000));
+
+type Attempt = { connected: true } | { connected: false; kind: LinkFailure | 'refused'; message: string };
+
+/**
+ * Keeps one link to svcd: connects, says hello, and after any failure or disconnect tries again with
+ * exponential backoff (reset after each accepted hello) until stop() is called.
+ */
+export class Agent {
+  /** Random per process, so svcd can tell this agent reconnecting from another one using the same id. */
+  readonly sessionId = randomUUID();
+  private readonly abort = new AbortController();
+  private readonly backoff: Backoff;
+  private readonly allowList: TunnelAllowList;
+  private readonly log: Logger;
+  private current: { link: Link; session?: ControlSession } | undefined;
+  private warnedFingerprint: string | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: AgentOptions,
+    private readonly deps: AgentDeps,
+  ) {
+    this.backoff = deps.backoff ?? new Backoff({ baseMs: 1000, maxMs: options.maxRetryIntervalMs });
+    this.allowList = new TunnelAllowList(options.tunnelAllowed);
+    this.log = deps.logger;
+  }
+
+  /** Connects and stays connected until stop(); resolves once stopped. */
+  run(): Promise<void> {
+    this.running ??= this.loop();
+    return this.running;
+  }
+
+  /** Closes the link and ends run(). */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    const current = this.current;
+    if (current) {
+      current.session?.stop();
+      current.link.close();
+      await Promise.race([current.link.closed, new Promise((r) => setTimeout(r, 3000).unref())]);
+    }
+    await this.running;
+  }
+
+  private get stopping(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  private async loop(): Promise<void> {
+    const server = this.options.serverUrl;
+    while (!this.stopping) {
+      const attempt = await this.connectOnce();
+      if (this.stopping) break;
+      // A wrong fingerprint will not fix itself; retry rarely instead of hammering svcd.
+      const wrongKey = !attempt.connected && attempt.kind === 'fingerprint';
+      const cap = wrongKey ? this.backoff.maxMs : this.backoff.currentCapMs;
+      const delay = wrongKey ? this.backoff.maxMs : this.backoff.next();
+      const retry = `retrying in ${shortDuration(delay)}`;
+      // The cap (the upper bound the jittered delay was drawn under) shows the backoff growing.
+      const fields = { server, retry_in_ms: delay, retry_cap_ms: cap };
+      if (attempt.connected) this.log.info(fields, `reconnecting in ${shortDuration(delay)}`);
+      else if (attempt.kind === 'unreachable' || attempt.kind === 'protocol')
+        this.log.warn(fields, `cannot connect to svcd: ${attempt.message}; ${retry}`);
+      else this.log.error(fields, `${attempt.message}; ${retry}`);
+      await this.backoff.sleep(delay, this.abort.signal);
+    }
+  }
+
+  private async connectOnce(): Promise<Attempt> {
+    const { serverUrl, credentials, fingerprint } = this.options;
+    let link: Link;
+    try {
+      link = await (this.deps.openLink ?? openLink)({
+        url: serverUrl,
+        credentials,
+        fingerprint,
+        signal: this.abort.signal,
+        ...(this.deps.handshakeTimeoutMs ? { handshakeTimeoutMs: this.deps.handshakeTimeoutMs } : {}),
+      });
+    } catch (err) {
+      const error = err instanceof LinkError ? err : new LinkError('unreachable', String(err));
+      return { connected: false, kind: error.kind, message: error.message };
+    }
+    this.current = { link };
+    try {
+      return await this.converse(link);
+    } finally {
+      this.current = undefined;
+      link.close();
+    }
+  }
+
+  /** Runs the control session on an open link until it ends. */
+  private async converse(link: Link): Promise<Attempt> {
+    const { serverUrl: server, clientId, fingerprint } = this.options;
+    if (fingerprint === undefined && this.warnedFingerprint !== link.fingerprint) {
+      this.warnedFingerprint = link.fingerprint;
+      this.log.warn(
+        { server, fingerprint: link.fingerprint },
+        `svcd's fingerprint is not checked; pin it with --fingerprint ${link.fingerprint}`,
+      );
+    }
+    const session = this.newSession(link);
+    if (this.current) this.current.session = session;
+    let keepaliveMs: number;
+    try {
+      const reply = await session.hello();
+      keepaliveMs = Math.min(this.options.keepaliveIntervalMs, reply.keepalive_interval_ms);
+    } catch (err) {
+      session.stop();
+      if (err instanceof ControlError && err.code === CONTROL_ERRORS.alreadyConnected)
+        return {
+          connected: false,
+          kind: 'refused',
+          message: `svcd refused client id "${clientId}": a client with this id is already connected (${err.message})`,
+        };
+      const message = err instanceof Error ? err.message : String(err);
+      return { connected: false, kind: 'protocol', message: `svcd did not accept hello: ${message}` };
+    }
+    this.backoff.reset();
+    this.log.info({ server, fingerprint: link.fingerprint, client_id: clientId }, 'connected to svcd');
+    session.start(keepaliveMs);
+    const reason = await Promise.race([session.ended, link.closed]);
+    session.stop();
+    if (this.stopping) return { connected: true };
+    // svcd went silent or dropped us: cut the socket instead of waiting for a polite close that may not come.
+    link.destroy();
+    this.log.warn({ server, reason }, `disconnected from svcd: ${reason}`);
+    return { connected: true };
+  }
+
+  private newSession(link: Link): ControlSession {
+    const { clientId, name, tags, labels } = this.options;
+    return new ControlSession(link.control, {
+      identity: { client_id: clientId, name, session_id: this.sessionId, version: SVC_VERSION, tags, labels },
+      collectFacts: this.deps.collectFacts ?? collectFacts,
+      allowList: this.allowList,
+      forwarder: new Forwarder(link.ssh, this.allowList, this.log),
+      logger: this.log,
+      ...(this.deps.factsIntervalMs ? { factsIntervalMs: this.deps.factsIntervalMs } : {}),
+    });
+  }
+}

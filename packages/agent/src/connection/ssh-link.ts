@@ -1,0 +1,129 @@
+import type { Duplex } from 'node:stream';
+import { Client, type ClientChannel } from 'ssh2';
+import { WebSocket, createWebSocketStream } from 'ws';
+import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
+import type { Credentials } from '../config/auth.js';
+import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
+import { LinkError, classifySshError } from './link-error.js';
+
+export interface LinkOptions {
+  /** ws:// or wss:// URL of svcd's agent listener. */
+  url: string;
+  credentials: Credentials;
+  /** Expected fingerprint or its start; undefined accepts any host key. */
+  fingerprint: string | undefined;
+  /** Limit for the WebSocket upgrade and, separately, for the SSH handshake including authentication. */
+  handshakeTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** An authenticated SSH connection to svcd inside a WebSocket, with the control channel open. */
+export interface Link {
+  /** MD5 colon-hex fingerprint of svcd's host key. */
+  readonly fingerprint: string;
+  readonly control: ClientChannel;
+  readonly ssh: Client;
+  /** Resolves with a reason once the connection is gone, whoever closed it. */
+  readonly closed: Promise<string>;
+  /** Ends the SSH connection politely; the socket is cut if that takes more than `graceMs`. */
+  close(graceMs?: number): void;
+  /** Cuts the connection at once, e.g. when svcd stopped answering. */
+  destroy(): void;
+}
+
+/**
+ * Opens WebSocket (subprotocol svc-v1) → SSH (password auth, host key checked against the configured
+ * fingerprint) → session channel with subsystem svc-control. Rejects with a LinkError saying what failed.
+ */
+export function openLink(options: LinkOptions): Promise<Link> {
+  const timeout = options.handshakeTimeoutMs ?? 30_000;
+  const { url, credentials, fingerprint: expected, signal } = options;
+  return new Promise<Link>((resolve, reject) => {
+    if (signal?.aborted) return reject(new LinkError('aborted', 'the agent is stopping'));
+    const ws = new WebSocket(url, WS_SUBPROTOCOL, { perMessageDeflate: false, handshakeTimeout: timeout });
+    const ssh = new Client();
+    let settled = false;
+    let actual: string | undefined;
+    let mismatch = false;
+    let lastError: string | undefined;
+    let markClosed: (reason: string) => void = () => undefined;
+    const closed = new Promise<string>((done) => (markClosed = done));
+
+    const destroy = () => {
+      ssh.end();
+      ws.terminate();
+    };
+    const fail = (error: LinkError) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      destroy();
+      reject(error);
+    };
+    const onAbort = () => fail(new LinkError('aborted', 'the agent is stopping'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    ws.on('error', (err) => {
+      lastError = err.message;
+      fail(new LinkError('unreachable', `cannot open a WebSocket to ${url}: ${err.message}`));
+    });
+    ws.once('open', () => {
+      const sock: Duplex = createWebSocketStream(ws);
+      // Failures of the stream surface as ssh2 'error'/'close'; this only keeps them from being unhandled.
+      sock.on('error', (err) => (lastError = err.message));
+      ssh.connect({
+        sock,
+        username: credentials.id,
+        password: credentials.password,
+        readyTimeout: timeout,
+        // Liveness is checked with control-channel pings, which also prove the server side is working.
+        keepaliveInterval: 0,
+        hostVerifier: (key: Buffer) => {
+          actual = md5Fingerprint(key);
+          mismatch = !fingerprintMatches(actual, expected);
+          return !mismatch;
+        },
+      });
+    });
+    ssh.on('error', (err) => {
+      lastError = err.message;
+      if (mismatch)
+        return fail(
+          new LinkError(
+            'fingerprint',
+            `svcd's host key fingerprint is ${actual ?? '?'} but the configured fingerprint is ${expected ?? ''}: ` +
+              'refusing to connect (fix --fingerprint / [client] fingerprint if svcd changed its key on purpose)',
+          ),
+        );
+      fail(classifySshError(err, credentials.id));
+    });
+    ssh.on('close', () => {
+      fail(
+        new LinkError(
+          'unreachable',
+          `svcd closed the connection during the handshake${lastError ? `: ${lastError}` : ''}`,
+        ),
+      );
+      markClosed(lastError ?? 'connection closed');
+    });
+    ssh.on('ready', () => {
+      ssh.subsys(CONTROL_SUBSYSTEM, (err, channel) => {
+        if (err) return fail(new LinkError('protocol', `svcd refused the control channel: ${err.message}`));
+        if (settled) return channel.destroy();
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        resolve({
+          fingerprint: actual ?? '',
+          control: channel,
+          ssh,
+          closed,
+          close: (graceMs = 2000) => {
+            ssh.end();
+            setTimeout(() => ws.terminate(), graceMs).unref();
+          },
+          destroy,
+        });
+      });
+    });
+  });
+}

@@ -1,0 +1,12 @@
+export { SVC_VERSION } from './version.js';
+export { buildProgram, type CommandLine } from './cli/program.js';
+export { runAgent, settingsFrom, type Environment } from './cli/run.js';
+export { resolveSettings, UsageError, type AgentSettings, type CliFlags } from './config/settings.js';
+export { agentConfigSchema, loadAgentConfig, type AgentConfigFile } from './config/schema.js';
+export { loadOrCreateClientId } from './config/client-id.js';
+export { Agent, type AgentOptions, type AgentDeps } from './connection/agent.js';
+export { openLink, type Link, type LinkOptions } from './connection/ssh-link.js';
+export { LinkError, type LinkFailure } from './connection/link-error.js';
+export { md5Fingerprint, fingerprintMatches, parseFingerprint } from './connection/fingerprint.js';
+export { collectFacts } from './sysinfo/facts.js';
+export { TunnelAllowList, parseAllowEntry } from './tunnels/tunnel-allowed.js';

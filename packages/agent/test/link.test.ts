@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { Backoff } from '@svc/platform';
+import { startTestServer, type TestServer } from '../../../test-support/server.js';
+import { Agent, type AgentOptions } from '../src/connection/agent.js';
+import { LinkError } from '../src/connection/link-error.js';
+import { openLink, type LinkOptions } from '../src/connection/ssh-link.js';
+import { captureLogs } from './support/log-capture.js';
+
+let svcd: TestServer;
+let url: string;
+const CREDENTIALS = { id: 'client1', password: 'pass-1234' };
+
+beforeAll(async () => {
+  svcd = await startTestServer({
+    store: 'static',
+    server: { auth: `${CREDENTIALS.id}:${CREDENTIALS.password}`, client_login_wait: 0 },
+  });
+  url = `ws://127.0.0.1:${svcd.server.clientPort}/`;
+});
+
+afterAll(() => svcd.stop());
+
+const linkOptions = (overrides: Partial<LinkOptions> = {}): LinkOptions => ({
+  url,
+  credentials: CREDENTIALS,
+  fingerprint: undefined,
+  handshakeTimeoutMs: 10_000,
+  ...overrides,
+});
+
+const agentOptions = (clientId: string, overrides: Partial<AgentOptions> = {}): AgentOptions => ({
+  serverUrl: url,
+  credentials: CREDENTIALS,
+  clientId,
+  name: `name of ${clientId}`,
+  tags: ['linux', 'test'],
+  labels: { env: 'test' },
+  fingerprint: svcd.server.fingerprint,
+  tunnelAllowed: [],
+  keepaliveIntervalMs: 20_000,
+  maxRetryIntervalMs: 60_000,
+  ...overrides,
+});
+
+async function refusal(options: LinkOptions): Promise<LinkError> {
+  const error: unknown = await openLink(options).then(
+    (link) => {
+      link.destroy();
+      throw new Error('the link was expected to be refused');
+    },
+    (err: unknown) => err,
+  );
+  expect(error).toBeInstanceOf(LinkError);
+  return error as LinkError;
+}
+
+test('the agent connects, says hello with its facts, and leaves on stop', async () => {
+  const { logger, lines } = captureLogs();
+  const agent = new Agent(agentOptions('agent-hello'), { logger });
+  const running = agent.run();
+  try {
+    // svcd registers the client before its hello reply reaches the agent, which logs only then.
+    await vi.waitFor(
+      () => {
+        expect(svcd.server.clients.connection('agent-hello')).toBeDefined();
+        expect(lines.some((line) => line.msg === 'connected to svcd')).toBe(true);
+      },
+      { timeout: 10_000 },
+    );
+    const record = svcd.server.clients.get('agent-hello');
+    expect(record).toMatchObject({
+      id: 'agent-hello',
+      name: 'name of agent-hello',
+      tags: ['linux', 'test'],
+      client_auth_id: 'client1',
+    });
+    expect(record?.num_cpus).toBeGreaterThan(0);
+    expect(record?.hostname).not.toBe('');
+    expect(svcd.server.clients.connection('agent-hello')?.sessionId).toBe(agent.sessionId);
+    const connected = lines.find((line) => line.msg === 'connected to svcd');
+    expect(connected).toMatchObject({ fingerprint: svcd.server.fingerprint, client_id: 'agent-hello' });
+  } finally {
+    await agent.stop();
+    await running;
+  }
+  await vi.waitFor(() => expect(svcd.server.clients.connection('agent-hello')).toBeUndefined());
+});
+
+test('a fingerprint prefix in any case is accepted; without one the actual fingerprint is reported', async () => {
+  const prefix = svcd.server.fingerprint.slice(0, 8).toUpperCase();
+  const pinned = await openLink(linkOptions({ fingerprint: prefix }));
+  expect(pinned.fingerprint).toBe(svcd.server.fingerprint);
+  pinned.close();
+  const unpinned = await openLink(linkOptions());
+  expect(unpinned.fingerprint).toBe(svcd.server.fingerprint);
+  unpinned.close();
+});
+
+test('a wrong fingerprint is refused with the expected and the actual value', async () => {
+  const error = await refusal(linkOptions({ fingerprint: 'de:ad:be:ef' }));
+  expect(error.kind).toBe('fingerprint');
+  expect(error.message).toContain(svcd.server.fingerprint);
+  expect(error.message).toContain('de:ad:be:ef');
+});
+
+test('a wrong password or unknown id is refused as an authentication failure', async () => {
+  const wrongPassword = await refusal(linkOptions({ credentials: { id: 'client1', password: 'wrong' } }));
+  expect(wrongPassword.kind).toBe('auth');
+  expect(wrongPassword.message).toMatch(/client1.*All configured authentication methods failed/);
+  const unknownId = await refusal(linkOptions({ credentials: { id: 'nobody', password: 'pass-1234' } }));
+  expect(unknownId.kind).toBe('auth');
+});
+
+test('a second agent with the same client id is refused as already connected', async () => {
+  const first = new Agent(agentOptions('agent-twice'), { logger: captureLogs().logger });
+  const firstRun = first.run();
+  const { logger, lines } = captureLogs();
+  const target: { agent?: Agent } = {};
+  const backoff = new Backoff({
+    sleep: () => {
+      void target.agent?.stop();
+      return Promise.resolve();
+    },
+  });
+  const second = (target.agent = new Agent(agentOptions('agent-twice'), { logger, backoff }));
+  try {
+    await vi.waitFor(() => expect(svcd.server.clients.connection('agent-twice')).toBeDefined(), {
+      timeout: 10_000,
+    });
+    await second.run();
+    const refused = lines.find((line) => line.level === 50);
+    expect(refused?.msg).toMatch(
+      /svcd refused client id "agent-twice": a client with this id is already connected/,
+    );
+    expect(svcd.server.clients.connection('agent-twice')?.sessionId).toBe(first.sessionId);
+  } finally {
+    await first.stop();
+    await firstRun;
+  }
+});
+
+test('after svcd drops the link the agent reconnects', async () => {
+  const { logger, lines } = captureLogs();
+  const agent = new Agent(agentOptions('agent-again'), { logger });
+  const running = agent.run();
+  try {
+    await vi.waitFor(() => expect(svcd.server.clients.connection('agent-again')).toBeDefined(), {
+      timeout: 10_000,
+    });
+    svcd.server.clients.connection('agent-again')?.close('test drops the link');
+    await vi.waitFor(() => expect(lines.filter((line) => line.msg === 'connected to svcd')).toHaveLength(2), {
+      timeout: 10_000,
+    });
+    expect(lines.some((line) => line.msg.startsWith('disconnected from svcd'))).toBe(true);
+    expect(svcd.server.clients.connection('agent-again')).toBeDefined();
+  } finally {
+    await agent.stop();
+    await running;
+  }
+});

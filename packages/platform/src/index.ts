@@ -1,0 +1,17 @@
+export { parseDuration, formatDuration, durationSchema } from './duration.js';
+export {
+  ConfigError,
+  configErrorMap,
+  formatZodIssues,
+  validateConfig,
+  parseTomlConfig,
+  loadTomlConfig,
+  type ConfigLoadOptions,
+} from './config-loader.js';
+export { createLogger, type Logger, type LoggerOptions, type LogLevel } from './logger.js';
+export { onShutdown, type ShutdownOptions, type ShutdownProcess } from './lifecycle.js';
+export { describeValue } from './values.js';
+export * from './control-peer.js';
+export { Backoff, abortableSleep, type BackoffOptions } from './backoff.js';
+export { splice, type SpliceChannel } from './splice.js';
+export * from './fs.js';

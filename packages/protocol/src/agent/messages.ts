@@ -1,0 +1,128 @@
+/**
+ * The agent control channel: one SSH session channel (subsystem CONTROL_SUBSYSTEM) opened by the agent after
+ * authentication, carrying newline-delimited JSON messages `{v, type, id, payload}`.
+ *
+ * Every request gets exactly one `reply` or `error` with the same id (or the sender times out); notifications
+ * have no id and get no answer. Both ends validate each payload with the schema of its type before dispatch, and
+ * answer an unknown type with an `error` of code `unknown_type`. Identity is the SSH connection's: no payload
+ * names the client it speaks for.
+ */
+import { z } from 'zod';
+
+export const CONTROL_SUBSYSTEM = 'svc-control';
+/** WebSocket subprotocol the agent asks for; the server refuses any other `svc-*` version. */
+export const WS_SUBPROTOCOL = 'svc-v1';
+export const CONTROL_VERSION = 1;
+/** Largest control message either end accepts; bigger data travels on its own channel. */
+export const MAX_CONTROL_MESSAGE_BYTES = 256 * 1024;
+
+export const systemFactsSchema = z.object({
+  os: z.string(),
+  os_arch: z.string(),
+  os_family: z.string(),
+  os_kernel: z.string(),
+  os_full_name: z.string(),
+  os_version: z.string(),
+  os_virtualization_system: z.string(),
+  os_virtualization_role: z.string(),
+  cpu_family: z.string(),
+  cpu_model: z.string(),
+  cpu_model_name: z.string(),
+  cpu_vendor: z.string(),
+  num_cpus: z.number().int().nonnegative(),
+  mem_total: z.number().int().nonnegative(),
+  timezone: z.string(),
+  hostname: z.string(),
+  ipv4: z.array(z.string()),
+  ipv6: z.array(z.string()),
+});
+export type SystemFacts = z.infer<typeof systemFactsSchema>;
+
+const labelsSchema = z.record(z.string().max(256), z.string().max(1024));
+
+/** What an agent says about itself: its chosen id and name, tags, labels and the host's facts. */
+export const helloSchema = z.object({
+  client_id: z.string().min(1).max(100),
+  name: z.string().max(200),
+  /** Random per agent process, so the server can tell a reconnect of the same agent from an impostor. */
+  session_id: z.string().min(1).max(100),
+  version: z.string().max(50),
+  tags: z.array(z.string().max(256)).max(100),
+  labels: labelsSchema,
+  facts: systemFactsSchema,
+});
+export type Hello = z.infer<typeof helloSchema>;
+
+export const helloReplySchema = z.object({
+  server_version: z.string(),
+  /** How often the agent should ping, in milliseconds. */
+  keepalive_interval_ms: z.number().int().positive(),
+});
+export type HelloReply = z.infer<typeof helloReplySchema>;
+
+export const factsUpdateSchema = z.object({
+  tags: z.array(z.string().max(256)).max(100),
+  labels: labelsSchema,
+  facts: systemFactsSchema,
+});
+export type FactsUpdate = z.infer<typeof factsUpdateSchema>;
+
+export const emptySchema = z.object({}).strict();
+
+export const tunnelTargetSchema = z.object({
+  host: z.string().min(1).max(255),
+  port: z.number().int().min(1).max(65535),
+});
+export type TunnelTarget = z.infer<typeof tunnelTargetSchema>;
+
+export const checkPortSchema = tunnelTargetSchema.extend({
+  timeout_ms: z.number().int().positive().max(60_000),
+});
+export const checkPortReplySchema = z.object({ open: z.boolean(), error: z.string().optional() });
+export const tunnelAllowedReplySchema = z.object({ allowed: z.boolean() });
+
+/** Requests and notifications by type: who sends them, the payload schema and the reply schema. */
+export const CONTROL_MESSAGES = {
+  /** agent → server, first message on the channel. */
+  hello: { from: 'agent', payload: helloSchema, reply: helloReplySchema },
+  /** agent → server notification when tags, labels or facts change. */
+  'facts.update': { from: 'agent', payload: factsUpdateSchema, reply: undefined },
+  /** either way; liveness. */
+  ping: { from: 'both', payload: emptySchema, reply: emptySchema },
+  /** server → agent: can the agent open a TCP connection to host:port? */
+  'tunnel.check_port': { from: 'server', payload: checkPortSchema, reply: checkPortReplySchema },
+  /** server → agent: does the agent's tunnel_allowed list permit host:port? */
+  'tunnel.allowed': { from: 'server', payload: tunnelTargetSchema, reply: tunnelAllowedReplySchema },
+  /**
+   * server → agent: get ready to relay connections to host:port. The agent checks tunnel_allowed (refusing with
+   * `not_allowed`) and registers the target with a `tcpip-forward` global request, which svcd accepts only while
+   * this request is in flight; svcd then opens one `forwarded-tcpip` channel per accepted TCP connection.
+   * Counted: each tunnel.open needs one tunnel.close.
+   */
+  'tunnel.open': { from: 'server', payload: tunnelTargetSchema, reply: emptySchema },
+  /** server → agent: one tunnel to host:port fewer; the last one cancels the registration. */
+  'tunnel.close': { from: 'server', payload: tunnelTargetSchema, reply: emptySchema },
+} as const;
+export type ControlType = keyof typeof CONTROL_MESSAGES;
+
+export const controlEnvelopeSchema = z.object({
+  v: z.literal(CONTROL_VERSION),
+  type: z.string().min(1).max(64),
+  id: z.string().max(64).optional(),
+  payload: z.unknown(),
+});
+export type ControlEnvelope = z.infer<typeof controlEnvelopeSchema>;
+
+export const controlErrorSchema = z.object({ code: z.string(), message: z.string() });
+export type ControlErrorPayload = z.infer<typeof controlErrorSchema>;
+
+/** Error codes carried by `error` messages. */
+export const CONTROL_ERRORS = {
+  unknownType: 'unknown_type',
+  invalidPayload: 'invalid_payload',
+  alreadyConnected: 'already_connected',
+  notReady: 'not_ready',
+  /** The agent's tunnel_allowed list does not permit the target. */
+  notAllowed: 'not_allowed',
+  failed: 'failed',
+} as const;

@@ -1,0 +1,99 @@
+/**
+ * Error kinds are what the HTTP layer maps to a status (one table, in server/http/error-status.ts).
+ * Codes are stable strings clients may switch on; titles are for people.
+ */
+export const ERROR_KINDS = [
+  'invalid',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'too_large',
+  'banned',
+  'throttled',
+  'unavailable',
+  'internal',
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
+export const ERROR_CODES = {
+  invalidJson: 'ERR_INVALID_JSON',
+  missingBody: 'ERR_MISSING_BODY',
+  invalidRequest: 'ERR_INVALID_REQUEST',
+  invalidQuery: 'ERR_INVALID_QUERY',
+  bodyTooLarge: 'ERR_BODY_TOO_LARGE',
+  unsupportedMediaType: 'ERR_UNSUPPORTED_MEDIA_TYPE',
+  authRequired: 'ERR_AUTH_REQUIRED',
+  badCredentials: 'ERR_BAD_CREDENTIALS',
+  badToken: 'ERR_BAD_TOKEN',
+  loginThrottled: 'ERR_LOGIN_THROTTLED',
+  ipBanned: 'ERR_IP_BANNED',
+  adminRequired: 'ERR_ADMIN_REQUIRED',
+  staticUserStore: 'ERR_STATIC_USER_STORE',
+  userNotFound: 'ERR_USER_NOT_FOUND',
+  userExists: 'ERR_USER_EXISTS',
+  lastAdministrator: 'ERR_LAST_ADMINISTRATOR',
+  nothingToChange: 'ERR_NOTHING_TO_CHANGE',
+  clientAuthNotFound: 'ERR_CLIENT_AUTH_NOT_FOUND',
+  clientAuthExists: 'ERR_CLIENT_AUTH_EXISTS',
+  clientAuthReadOnly: 'ERR_CLIENT_AUTH_READ_ONLY',
+  clientAuthSingle: 'ERR_CLIENT_AUTH_SINGLE',
+  clientAuthInUse: 'ERR_CLIENT_AUTH_IN_USE',
+  clientAuthNotConfigured: 'ERR_CLIENT_AUTH_NOT_CONFIGURED',
+  routeNotFound: 'ERR_ROUTE_NOT_FOUND',
+  methodNotAllowed: 'ERR_METHOD_NOT_ALLOWED',
+  storageUnavailable: 'ERR_STORAGE_UNAVAILABLE',
+  internal: 'ERR_INTERNAL',
+  clientNotFound: 'ERR_CLIENT_NOT_FOUND',
+  clientConnected: 'ERR_CLIENT_CONNECTED',
+  upgradeRequired: 'ERR_UPGRADE_REQUIRED',
+  agentProtocol: 'ERR_AGENT_PROTOCOL',
+  serverBusy: 'ERR_SERVER_BUSY',
+  clientNotConnected: 'ERR_CLIENT_NOT_CONNECTED',
+  invalidAcl: 'ERR_INVALID_ACL',
+  tunnelExists: 'ERR_TUNNEL_EXISTS',
+  tunnelNotFound: 'ERR_TUNNEL_NOT_FOUND',
+  tunnelBusy: 'ERR_TUNNEL_BUSY',
+  tunnelNotAllowed: 'ERR_TUNNEL_NOT_ALLOWED',
+  tunnelFailed: 'ERR_TUNNEL_FAILED',
+  remotePortClosed: 'ERR_REMOTE_PORT_CLOSED',
+  localPortNotAllowed: 'ERR_LOCAL_PORT_NOT_ALLOWED',
+  localPortInUse: 'ERR_LOCAL_PORT_IN_USE',
+  noFreePort: 'ERR_NO_FREE_PORT',
+} as const;
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** One item of the `errors` array of an error response. */
+export interface ErrorItem {
+  code: string;
+  title: string;
+  detail: string;
+}
+
+export interface ErrorBody {
+  errors: ErrorItem[];
+}
+
+/** An error the service expects and can explain: carries a kind (→ HTTP status) and a stable code. */
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  readonly code: string;
+  readonly detail: string;
+  /** Further items for validation errors that found several problems at once. */
+  readonly extra: ErrorItem[];
+
+  constructor(kind: ErrorKind, code: string, title: string, detail = '', extra: ErrorItem[] = []) {
+    super(title);
+    this.name = 'AppError';
+    this.kind = kind;
+    this.code = code;
+    this.detail = detail;
+    this.extra = extra;
+  }
+
+  toItems(): ErrorItem[] {
+    return [{ code: this.code, title: this.message, detail: this.detail }, ...this.extra];
+  }
+}
+
+export const isAppError = (err: unknown): err is AppError => err instanceof AppError;

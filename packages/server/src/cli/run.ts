@@ -1,0 +1,55 @@
+import { createLogger, onShutdown, type Logger } from '@svc/platform';
+import { loadSvcdConfig, type SvcdConfig } from '../config/schema.js';
+import { startServer, type RunningServer } from '../server.js';
+import { resolveConfigPaths } from './resolve-paths.js';
+
+export function loadConfig(path: string): SvcdConfig {
+  return resolveConfigPaths(loadSvcdConfig(path), path);
+}
+
+/** Starts svcd from a loaded config and keeps it running until SIGTERM/SIGINT. */
+export async function runServer(config: SvcdConfig): Promise<RunningServer> {
+  const logger: Logger = createLogger({
+    name: 'svcd',
+    level: config.logging.log_level,
+    ...(config.logging.log_file ? { file: config.logging.log_file } : {}),
+  });
+  if (process.getuid?.() === 0) {
+    logger.warn(
+      'svcd is running as root; run it as an unprivileged user (ports above 1024 need no privileges)',
+    );
+  }
+  // Handlers go in before the listeners open: a SIGUSR1 without a handler would start Node's inspector.
+  const started: { server?: RunningServer } = {};
+  process.on('SIGUSR1', () => {
+    if (!started.server) return logger.warn('SIGUSR1 ignored: svcd is still starting');
+    started.server.reloadUsers().then(
+      () => logger.info('user file reloaded'),
+      (err: unknown) => logger.error({ err }, 'user file reload failed; keeping the users loaded before'),
+    );
+  });
+  onShutdown(async (signal) => {
+    logger.info({ signal }, 'shutting down');
+    await started.server?.close();
+    logger.info('stopped');
+  });
+  started.server = await startServer(config, logger).catch((err: unknown) => {
+    throw explainStartError(err, config);
+  });
+  return started.server;
+}
+
+/** Turns a listen failure into a message naming the config key. */
+function explainStartError(err: unknown, config: SvcdConfig): unknown {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES' && e.code !== 'EADDRNOTAVAIL') return err;
+  const where = `${e.address ?? ''}:${e.port ?? ''}`;
+  const key =
+    config.api.address && config.api.address.endsWith(`:${e.port}`) ? '[api] address' : '[server] address';
+  const why = {
+    EADDRINUSE: 'is already in use',
+    EACCES: 'needs privileges (use a port above 1024)',
+    EADDRNOTAVAIL: 'is not an address of this machine',
+  }[e.code];
+  return new Error(`${key}: cannot listen on ${where}: the address ${why}`);
+}

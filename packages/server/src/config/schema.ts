@@ -1,0 +1,402 @@
+import { z } from 'zod';
+import { describeValue, durationSchema, loadTomlConfig, parseTomlConfig } from '@svc/platform';
+
+export const EXAMPLE_CONFIG_FILE = 'svcd.example.conf';
+
+// ---- value types ------------------------------------------------------------------------------------
+
+const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
+
+/** Splits `host:port` or `[v6]:port`; undefined when malformed or the port is above 65535. */
+export function parseHostPort(address: string): { host: string; port: number } | undefined {
+  const match = HOST_PORT.exec(address);
+  if (!match) return undefined;
+  const port = Number(match[3]);
+  if (port > 65535) return undefined;
+  return { host: match[1] ?? match[2] ?? '', port };
+}
+
+const ADDRESS_FORM = 'expected host:port with a port from 0 to 65535, e.g. 0.0.0.0:8080 or [::1]:3000';
+const address = z.string().refine((value) => parseHostPort(value) !== undefined, ADDRESS_FORM);
+const optionalAddress = z
+  .string()
+  .refine((value) => value === '' || parseHostPort(value) !== undefined, ADDRESS_FORM);
+
+const credential = (form: string) =>
+  z.string().refine((value) => {
+    const colon = value.indexOf(':');
+    return colon > 0 && colon < value.length - 1;
+  }, `expected "${form}" with both parts non-empty`);
+
+const tableName = z
+  .string()
+  .refine(
+    (value) => /^[A-Za-z_][A-Za-z0-9_]{0,62}(?:\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(value),
+    'expected an SQL table name (letters, digits and _, optionally schema.table)',
+  );
+
+const path = z.string().min(1);
+const headerName = z
+  .string()
+  .refine((value) => /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(value), 'expected an HTTP header name');
+
+function isAbsoluteUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return ['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol) && url.host !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** One URL or a list of them; the output is always a list. */
+const urlList = z
+  .union([z.string(), z.array(z.string())], {
+    error: (issue) => `expected a URL or a list of URLs, got ${describeValue(issue.input)}`,
+  })
+  .transform((value, ctx) => {
+    const list = typeof value === 'string' ? [value] : value;
+    if (list.length === 0)
+      ctx.addIssue({ code: 'custom', input: value, message: 'list at least one URL or remove the key' });
+    list.forEach((url, index) => {
+      if (isAbsoluteUrl(url)) return;
+      const message = `must be an absolute http(s):// or ws(s):// URL, got ${JSON.stringify(url)}`;
+      ctx.addIssue({ code: 'custom', input: url, message, path: typeof value === 'string' ? [] : [index] });
+    });
+    return list;
+  });
+
+const PORT_RANGE = /^(\d{1,5})(?:-(\d{1,5}))?$/;
+
+/** Port numbers or "from-to" ranges, each within 1..65535. */
+const portRanges = z.array(
+  z.string().refine((value) => {
+    const match = PORT_RANGE.exec(value.trim());
+    if (!match) return false;
+    const from = Number(match[1]);
+    const to = Number(match[2] ?? match[1]);
+    return from >= 1 && to <= 65535 && from <= to;
+  }, 'expected a port (1-65535) or a range "from-to", e.g. "20000-30000"'),
+);
+
+const regexSource = z.string().refine((value) => {
+  try {
+    new RegExp(value);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'expected a valid regular expression');
+
+// ---- cross-field rules --------------------------------------------------------------------------------
+
+type Section = Record<string, unknown>;
+type Report = (key: string, message: string) => void;
+
+const isSet = (value: unknown): boolean => typeof value === 'string' && value !== '';
+const presentKeys = (section: Section, keys: string[]) => keys.filter((key) => isSet(section[key]));
+
+/** Section rules also run when another key of the section is invalid, so every problem shows at once. */
+function sectionRules<T extends object>(rules: (section: Section, report: Report) => void) {
+  return [
+    (section: T, ctx: z.core.$RefinementCtx<T>) =>
+      rules(section as Section, (key, message) => ctx.addIssue({ code: 'custom', path: [key], message })),
+    { when: (payload: z.core.ParsePayload) => typeof payload.value === 'object' && payload.value !== null },
+  ] as const;
+}
+
+const USER_STORES = ['auth', 'auth_file', 'auth_user_table'];
+const CLIENT_STORES = ['auth', 'auth_file', 'auth_table'];
+
+/** Features whose keys the schema accepts but whose code does not exist yet; remove an entry when it ships. */
+const NOT_YET_AVAILABLE: { key: string; enabled: (api: Section) => boolean; feature: string }[] = [
+  {
+    key: 'two_fa_token_delivery',
+    enabled: (api) => isSet(api.two_fa_token_delivery),
+    feature: 'two-factor login',
+  },
+  { key: 'totp_enabled', enabled: (api) => api.totp_enabled === true, feature: 'authenticator-app login' },
+  {
+    key: 'auth_header',
+    enabled: (api) => isSet(api.auth_header),
+    feature: 'delegated (header) authentication',
+  },
+];
+
+function serverRules(server: Section, report: Report): void {
+  const stores = presentKeys(server, CLIENT_STORES);
+  if (stores.length > 1) {
+    report(
+      stores[0] ?? 'auth',
+      `configure at most one client credential store: auth, auth_file or auth_table (found ${stores.join(' and ')})`,
+    );
+  }
+}
+
+function apiRules(api: Section, report: Report): void {
+  const stores = presentKeys(api, USER_STORES);
+  const storeList = 'auth, auth_file or auth_user_table';
+  if (stores.length > 1) {
+    report(
+      stores[0] ?? 'auth',
+      `configure exactly one user store: ${storeList} (found ${stores.join(' and ')})`,
+    );
+  } else if (stores.length === 0 && isSet(api.address)) {
+    report('address', `the API is enabled, so configure exactly one user store: ${storeList}`);
+  }
+  if (isSet(api.auth_user_table) && !isSet(api.auth_group_table)) {
+    report('auth_group_table', 'required when auth_user_table is set');
+  }
+  if (isSet(api.auth_group_table) && !isSet(api.auth_user_table)) {
+    report('auth_user_table', 'required when auth_group_table is set');
+  }
+  if (isSet(api.group_details_table) && !isSet(api.auth_user_table)) {
+    report(
+      'group_details_table',
+      'only used with auth_user_table and auth_group_table; set those or remove it',
+    );
+  }
+  if (api.two_fa_send_to_type === 'regex' && !isSet(api.two_fa_send_to_regex)) {
+    report('two_fa_send_to_regex', 'required when two_fa_send_to_type is "regex"');
+  }
+  if (api.totp_enabled === true && isSet(api.two_fa_token_delivery)) {
+    report('totp_enabled', 'cannot be combined with two_fa_token_delivery; choose one second factor');
+  }
+  if (isSet(api.auth)) {
+    for (const { key, enabled, feature } of NOT_YET_AVAILABLE) {
+      if (enabled(api)) {
+        report(
+          key,
+          `${feature} is not possible with the single static user ([api] auth); use auth_file or auth_user_table`,
+        );
+      }
+    }
+  }
+  for (const { key, enabled, feature } of NOT_YET_AVAILABLE) {
+    if (enabled(api)) report(key, `${feature} is not available in this version of svcd`);
+  }
+}
+
+function databaseRules(database: Section, report: Report): void {
+  const type = database.db_type;
+  if (type !== 'postgres' && type !== 'mysql') return;
+  for (const key of ['db_host', 'db_name']) {
+    if (!isSet(database[key])) report(key, `required when db_type is ${type}`);
+  }
+}
+
+// ---- sections -----------------------------------------------------------------------------------------
+
+const serverSection = z
+  .strictObject({
+    address: address.default('0.0.0.0:8080').describe('Address (host:port) the agents connect to.'),
+    url: urlList
+      .optional()
+      .describe(
+        'Public URL, or list of URLs, agents use to reach the server (GET /status); default http://<address>.',
+      )
+      .meta({ example: ['https://svcd.example.com:8080'] }),
+    data_dir: path.default('./data').describe('Directory for the database, host key and other server state.'),
+    key_seed: z
+      .string()
+      .default('')
+      .describe(
+        'Seed for the SSH host key (and so the fingerprint); empty = a key generated once and kept in data_dir.',
+      ),
+    auth: credential('client-id:password')
+      .optional()
+      .describe('Single client credential as "client-id:password" (one client credential store only).')
+      .meta({ example: 'client1:change-me' }),
+    auth_file: path
+      .optional()
+      .describe('JSON file mapping client-auth ids to passwords (one client credential store only).')
+      .meta({ example: '/var/lib/svcd/client-auth.json' }),
+    auth_table: tableName
+      .optional()
+      .describe(
+        'Database table of client credentials, columns id and password (one client credential store only).',
+      )
+      .meta({ example: 'clients_auth' }),
+    auth_write: z
+      .boolean()
+      .default(true)
+      .describe('Allow changing client credentials through the API (/clients-auth).'),
+    enable_ws_test_endpoints: z.boolean().default(false).describe('Serve the WebSocket test pages.'),
+    client_login_wait: durationSchema
+      .prefault('2s')
+      .describe('Wait imposed on a client-auth id after a failed agent login.'),
+    max_concurrent_ssh_handshakes: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Agent handshakes run at once; others wait. 0 = half the CPU count (at least 1).'),
+    keepalive_interval: durationSchema
+      .refine((ms) => ms >= 1000, 'must be at least 1s')
+      .prefault('20s')
+      .describe('How often each side pings the other; a peer silent for 2 intervals plus 10s is dropped.'),
+    purge_disconnected_clients: z
+      .boolean()
+      .default(false)
+      .describe('Delete clients that stayed disconnected longer than keep_disconnected_clients.'),
+    keep_disconnected_clients: durationSchema
+      .prefault('1h')
+      .describe('How long a disconnected client stays listed when purging is on.'),
+    purge_disconnected_clients_interval: durationSchema
+      .refine((ms) => ms >= 1000, 'must be at least 1s')
+      .prefault('1m')
+      .describe('How often disconnected clients are purged.'),
+    used_ports: portRanges
+      .default(['20000-30000'])
+      .describe('Server ports tunnels may listen on: numbers or "from-to" ranges.'),
+    excluded_ports: portRanges.default(['1-1024']).describe('Ports removed from used_ports.'),
+    check_port_timeout: durationSchema
+      .refine((ms) => ms > 0 && ms <= 60_000, 'must be between 1ms and 1m')
+      .prefault('2s')
+      .describe('How long the agent may take to check that a tunnel target accepts connections.'),
+  })
+  .superRefine(...sectionRules(serverRules))
+  .describe('Agent listener and client credentials.');
+
+const apiSection = z
+  .strictObject({
+    address: optionalAddress
+      .default('')
+      .describe('Address (host:port) of the management API, e.g. "0.0.0.0:3000"; empty = API off.'),
+    auth: credential('user:password')
+      .optional()
+      .describe('Single static user as "user:password" (one user store only; no user API, no 2FA).')
+      .meta({ example: 'admin:change-me' }),
+    auth_file: path
+      .optional()
+      .describe('JSON file listing the API users with bcrypt passwords and groups (one user store only).')
+      .meta({ example: '/var/lib/svcd/api-auth.json' }),
+    auth_user_table: tableName
+      .optional()
+      .describe('Database table of API users (one user store only; needs auth_group_table).')
+      .meta({ example: 'users' }),
+    auth_group_table: tableName
+      .optional()
+      .describe('Database table of user-to-group memberships (needs auth_user_table).')
+      .meta({ example: 'groups' }),
+    group_details_table: tableName
+      .optional()
+      .describe('Database table of group permissions (optional, with auth_user_table).')
+      .meta({ example: 'group_details' }),
+    jwt_secret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Secret that signs API tokens; when unset a random one is generated and kept in data_dir.')
+      .meta({ example: 'a-long-random-string' }),
+    max_failed_login: z
+      .int()
+      .min(0)
+      .default(10)
+      .describe('Failed logins from one IP address before it is banned; 0 disables the ban.'),
+    ban_time: durationSchema.prefault('10m').describe('How long an IP address stays banned.'),
+    user_login_wait: durationSchema
+      .prefault('2s')
+      .describe('Wait imposed on a username after a failed login.'),
+    max_request_bytes: z
+      .int()
+      .min(1)
+      .default(1048576)
+      .describe('Largest accepted API request body, in bytes.'),
+    max_token_lifetime: durationSchema
+      .refine((ms) => ms > 0, 'must be longer than 0')
+      .prefault('90d')
+      .describe('Longest lifetime a client may request with token-lifetime.'),
+    enable_ws_test_endpoints: z.boolean().default(false).describe('Serve the WebSocket test pages.'),
+    two_fa_token_delivery: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Enables two-factor login: "smtp", a push service, or the path of an executable that delivers the code.',
+      )
+      .meta({ example: 'smtp' }),
+    two_fa_token_ttl_seconds: z.int().min(1).default(600).describe('Lifetime of a 2FA code, in seconds.'),
+    two_fa_send_to_type: z
+      .enum(['none', 'email', 'regex'])
+      .default('none')
+      .describe("Check of users' two_fa_send_to for executable delivery: none, email or regex."),
+    two_fa_send_to_regex: regexSource
+      .optional()
+      .describe('Pattern two_fa_send_to must match when two_fa_send_to_type is "regex".')
+      .meta({ example: '^\\+[0-9]{6,15}$' }),
+    totp_enabled: z.boolean().default(false).describe('Enables login with an authenticator app (TOTP).'),
+    totp_login_session_ttl: durationSchema
+      .prefault('10m')
+      .describe('Time allowed between /login and /verify-2fa in two-factor modes.'),
+    totp_account_name: z
+      .string()
+      .min(1)
+      .default('svc')
+      .describe('Account label shown in the authenticator app.'),
+    auth_header: headerName
+      .optional()
+      .describe(
+        'Enables delegated authentication: header a reverse proxy sets on pre-authenticated requests.',
+      )
+      .meta({ example: 'X-Authenticated' }),
+    user_header: headerName
+      .default('Authentication-User')
+      .describe('Header carrying the user name in delegated mode.'),
+    create_missing_users: z
+      .boolean()
+      .default(false)
+      .describe('Create users seen in the user header (delegated mode).'),
+    default_user_group: z
+      .string()
+      .min(1)
+      .default('Administrators')
+      .describe('Group given to users created in delegated mode.'),
+  })
+  .superRefine(...sectionRules(apiRules))
+  .describe('Management HTTP API and its users.');
+
+const databaseSection = z
+  .strictObject({
+    db_type: z
+      .enum(['sqlite', 'postgres', 'mysql'])
+      .default('sqlite')
+      .describe('Database engine: sqlite, postgres or mysql.'),
+    db_name: z
+      .string()
+      .default('')
+      .describe('Database name, or file path for sqlite; empty = <data_dir>/svcd.db.'),
+    db_host: z.string().default('').describe('Database server host or host:port (postgres and mysql).'),
+    db_user: z.string().default('').describe('Database user (postgres and mysql).'),
+    db_password: z.string().default('').describe('Database password (postgres and mysql).'),
+  })
+  .superRefine(...sectionRules(databaseRules))
+  .describe("Database holding the server's data and the optional user and credential tables.");
+
+const loggingSection = z
+  .strictObject({
+    log_file: z.string().default('').describe('File to append JSON log lines to; empty = stdout.'),
+    log_level: z
+      .enum(['error', 'warn', 'info', 'debug'])
+      .default('info')
+      .describe('Least severe level logged.'),
+  })
+  .describe('Log output.');
+
+export const svcdConfigSchema = z.strictObject({
+  server: serverSection.prefault({}),
+  api: apiSection.prefault({}),
+  database: databaseSection.prefault({}),
+  logging: loggingSection.prefault({}),
+});
+
+export type SvcdConfig = z.output<typeof svcdConfigSchema>;
+
+/** Reads and validates an svcd config file; throws ConfigError listing every problem. */
+export function loadSvcdConfig(filePath: string): SvcdConfig {
+  return loadTomlConfig(filePath, svcdConfigSchema, { exampleFile: EXAMPLE_CONFIG_FILE });
+}
+
+/** Validates svcd config TOML text; `source` names it in messages. */
+export function parseSvcdConfig(text: string, source?: string): SvcdConfig {
+  return parseTomlConfig(text, svcdConfigSchema, { exampleFile: EXAMPLE_CONFIG_FILE, source });
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, ERROR_CODES } from '@svc/protocol';
+import type { UserRecord, UserStore } from '../users/user-store.js';
+import type { LoginGuard } from './login-guard.js';
+import type { Clock, PasswordHasher, SessionStore, TokenSigner } from './ports.js';
+
+export const DEFAULT_TOKEN_LIFETIME_S = 600;
+
+export interface AuthenticatorDeps {
+  users: UserStore;
+  hasher: PasswordHasher;
+  tokens: TokenSigner;
+  sessions: SessionStore;
+  guard: LoginGuard;
+  clock: Clock;
+  maxTokenLifetimeMs: number;
+}
+
+export interface Caller {
+  user: UserRecord;
+  /** Set when the caller used a bearer token. */
+  sessionId?: string;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+}
+
+const badCredentials = () =>
+  new AppError('unauthenticated', ERROR_CODES.badCredentials, 'Wrong username or password');
+const badToken = () =>
+  new AppError(
+    'unauthenticated',
+    ERROR_CODES.badToken,
+    'The token is invalid, expired or revoked',
+    'log in again',
+  );
+
+/** Checks passwords and tokens; issues and revokes tokens. */
+export class Authenticator {
+  /** A hash of a secret nobody knows, checked for unknown usernames so timing does not reveal which exist. */
+  private unknownUserHash: Promise<string> | undefined;
+
+  constructor(private readonly deps: AuthenticatorDeps) {}
+
+  async checkPassword(username: string, password: string, ip: string): Promise<UserRecord> {
+    const { guard, users, hasher } = this.deps;
+    guard.assertMayTry(ip, username);
+    const user = username ? await users.find(username) : undefined;
+    this.unknownUserHash ??= hasher.hash(randomUUID());
+    const ok = await hasher.verify(password, user?.passwordHash ?? (await this.unknownUserHash));
+    if (!user || !ok) {
+      guard.recordFailure(ip, username);
+      throw badCredentials();
+    }
+    guard.recordSuccess(ip, username);
+    return user;
+  }
+
+  async login(user: UserRecord, lifetimeSeconds: number | undefined): Promise<IssuedToken> {
+    const lifetimeMs = (lifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_S) * 1000;
+    if (lifetimeMs > this.deps.maxTokenLifetimeMs) {
+      throw new AppError(
+        'invalid',
+        ERROR_CODES.invalidQuery,
+        'token-lifetime is too long',
+        `the maximum is ${Math.floor(this.deps.maxTokenLifetimeMs / 1000)} seconds ([api] max_token_lifetime)`,
+      );
+    }
+    const issuedAt = this.deps.clock.now();
+    const expiresAt = new Date(issuedAt.getTime() + lifetimeMs);
+    const sessionId = randomUUID();
+    await this.deps.sessions.create({
+      id: sessionId,
+      username: user.username,
+      createdAt: issuedAt,
+      expiresAt,
+    });
+    const token = await this.deps.tokens.sign({ username: user.username, sessionId, issuedAt, expiresAt });
+    return { token, expiresAt };
+  }
+
+  async checkToken(token: string): Promise<Caller> {
+    const claims = await this.deps.tokens.verify(token);
+    if (!claims) throw badToken();
+    if (!(await this.deps.sessions.isActive(claims.sessionId, this.deps.clock.now()))) throw badToken();
+    // Groups come from the store on every request, so removal from Administrators takes effect at once.
+    const user = await this.deps.users.find(claims.username);
+    if (!user) throw badToken();
+    return { user, sessionId: claims.sessionId };
+  }
+
+  async logout(sessionId: string): Promise<void> {
+    await this.deps.sessions.revoke(sessionId);
+  }
+}

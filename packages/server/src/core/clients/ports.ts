@@ -1,0 +1,34 @@
+import type { ConnectionState } from './client-record.js';
+
+/** Checks an agent's SSH password login: user = client-auth-id. */
+export interface ClientAuthenticator {
+  verify(authId: string, password: string, remoteIp: string): Promise<boolean>;
+}
+
+/** A client row as the repository keeps it; `details` is the rest of the record, parsed from JSON. */
+export interface StoredClient {
+  id: string;
+  clientAuthId: string;
+  connectionState: ConnectionState;
+  /** Epoch milliseconds, null while connected. */
+  disconnectedAt: number | null;
+  details: unknown;
+}
+
+/** Persistence of client records; the database is the truth, the registry keeps a cache of it. */
+export interface ClientRepository {
+  loadAll(): Promise<StoredClient[]>;
+  /** Inserts or replaces the row of `client.id`. */
+  save(client: StoredClient): Promise<void>;
+  /** Marks every connected row disconnected at `at` (start-up: no connection survives a restart). */
+  markAllDisconnected(at: number): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  /** Deletes disconnected rows with disconnected_at before `cutoff`; returns how many. */
+  deleteDisconnectedBefore(cutoff: number): Promise<number>;
+}
+
+/** The few log calls the clients domain makes. */
+export interface ClientsLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}

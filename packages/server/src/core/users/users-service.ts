@@ -1,0 +1,123 @@
+import { AppError, ERROR_CODES } from '@svc/protocol';
+import type { PasswordHasher } from '../auth/ports.js';
+import { ADMIN_GROUP, assertAdmin, isAdmin, type UserRecord, type UserStore } from './user-store.js';
+
+export interface UserInput {
+  username: string;
+  password: string;
+  groups?: string[];
+}
+
+export interface UserUpdate {
+  password?: string;
+  groups?: string[];
+}
+
+export interface UserListItem {
+  username: string;
+  groups: string[];
+}
+
+export interface WriteOutcome {
+  /** False for the file store: the change is in the file and takes effect after a reload (SIGUSR1) or restart. */
+  inEffect: boolean;
+}
+
+/** The user API's rules (spec 4.3); callers must be Administrators members. */
+export class UsersService {
+  constructor(
+    private readonly store: UserStore,
+    private readonly hasher: PasswordHasher,
+  ) {}
+
+  async list(caller: UserRecord): Promise<UserListItem[]> {
+    this.assertAllowed(caller);
+    const users = await this.store.list();
+    return users.map((u) => ({ username: u.username, groups: [...u.groups] }));
+  }
+
+  async create(caller: UserRecord, input: UserInput): Promise<WriteOutcome> {
+    this.assertAllowed(caller);
+    const existing = await this.store.listForWrite();
+    if (existing.some((u) => u.username === input.username)) {
+      throw new AppError('conflict', ERROR_CODES.userExists, `User '${input.username}' already exists`);
+    }
+    const passwordHash = await this.hasher.hash(input.password);
+    await this.store.create({
+      username: input.username,
+      passwordHash,
+      groups: uniqueGroups(input.groups ?? []),
+    });
+    return this.outcome();
+  }
+
+  async update(caller: UserRecord, username: string, changes: UserUpdate): Promise<WriteOutcome> {
+    this.assertAllowed(caller);
+    if (changes.password === undefined && changes.groups === undefined) {
+      throw new AppError(
+        'invalid',
+        ERROR_CODES.nothingToChange,
+        'Nothing to change',
+        'send password and/or groups; groups replaces the whole list',
+      );
+    }
+    const users = await this.store.listForWrite();
+    const target = findOrThrow(users, username);
+    const groups = changes.groups === undefined ? undefined : uniqueGroups(changes.groups);
+    if (groups && isAdmin(target) && !groups.includes(ADMIN_GROUP))
+      assertAnotherAdmin(users, username, `removed from ${ADMIN_GROUP}`);
+    const passwordHash =
+      changes.password === undefined ? undefined : await this.hasher.hash(changes.password);
+    await this.store.update(username, {
+      ...(passwordHash === undefined ? {} : { passwordHash }),
+      ...(groups === undefined ? {} : { groups }),
+    });
+    return this.outcome();
+  }
+
+  async delete(caller: UserRecord, username: string): Promise<WriteOutcome> {
+    this.assertAllowed(caller);
+    const users = await this.store.listForWrite();
+    const target = findOrThrow(users, username);
+    if (isAdmin(target)) assertAnotherAdmin(users, username, 'deleted');
+    await this.store.delete(username);
+    return this.outcome();
+  }
+
+  private assertAllowed(caller: UserRecord): void {
+    if (this.store.kind === 'static') {
+      throw new AppError(
+        'invalid',
+        ERROR_CODES.staticUserStore,
+        'The user API is not available with a single static user',
+        'svcd runs with [api] auth = "user:password"; use [api] auth_file or database tables (auth_user_table) to manage users',
+      );
+    }
+    assertAdmin(caller, 'users');
+  }
+
+  private outcome(): WriteOutcome {
+    return { inEffect: this.store.writesVisibleAtOnce };
+  }
+}
+
+function findOrThrow(users: UserRecord[], username: string): UserRecord {
+  const user = users.find((u) => u.username === username);
+  if (!user) throw new AppError('not_found', ERROR_CODES.userNotFound, `User '${username}' not found`);
+  return user;
+}
+
+function assertAnotherAdmin(users: UserRecord[], username: string, what: string): void {
+  if (!users.some((u) => u.username !== username && isAdmin(u))) {
+    throw new AppError(
+      'conflict',
+      ERROR_CODES.lastAdministrator,
+      `The last member of ${ADMIN_GROUP} cannot be ${what}`,
+      `add another user to ${ADMIN_GROUP} first`,
+    );
+  }
+}
+
+function uniqueGroups(groups: string[]): string[] {
+  return [...new Set(groups)];
+}

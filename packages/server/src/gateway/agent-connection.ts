@@ -1,0 +1,235 @@
+import type { Duplex } from 'node:stream';
+import type { AuthContext, Connection, ServerChannel, Session } from 'ssh2';
+import {
+  CONTROL_ERRORS,
+  CONTROL_SUBSYSTEM,
+  type FactsUpdate,
+  type Hello,
+  type HelloReply,
+} from '@svc/protocol';
+import { ControlError, ControlPeer, type Logger } from '@svc/platform';
+import { maskAddress } from '../core/clients/address-mask.js';
+import type { ClientRegistry, LiveConnection } from '../core/clients/client-registry.js';
+import type { ClientAuthenticator } from '../core/clients/ports.js';
+import { AgentTunnels } from './agent-tunnels.js';
+import type { RemoteAddress } from './client-listener.js';
+
+export interface AgentLinkSettings {
+  keepaliveIntervalMs: number;
+  /** Time from login to an accepted hello. */
+  helloTimeoutMs: number;
+  serverVersion: string;
+}
+
+export interface AgentConnectionDeps {
+  registry: ClientRegistry;
+  /** Undefined when no client credentials are configured: every login fails. */
+  authenticator: ClientAuthenticator | undefined;
+  settings: AgentLinkSettings;
+  log: Logger;
+}
+
+/** Failed logins on one connection before it is closed. */
+const MAX_LOGIN_FAILURES = 3;
+/** Session channels an agent may open before its control channel is up (a wrong subsystem may be retried). */
+const MAX_SESSIONS = 3;
+/** After a polite close, the socket is cut if the agent has not gone by then. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * One agent's SSH connection after its WebSocket was admitted: password login, the control channel, the hello
+ * that names the client, keepalive, and leaving the registry when the link ends.
+ */
+export class AgentConnection implements LiveConnection {
+  private authId: string | undefined;
+  private clientId: string | undefined;
+  private session = '';
+  private peer: ControlPeer | undefined;
+  private sessions = 0;
+  private loginFailures = 0;
+  private timers: NodeJS.Timeout[] = [];
+  private pinging = false;
+  private ended = false;
+  private closing = false;
+  readonly tunnels: AgentTunnels;
+
+  constructor(
+    private readonly ssh: Connection,
+    private readonly stream: Duplex,
+    private readonly remote: RemoteAddress,
+    private readonly deps: AgentConnectionDeps,
+    onClosed: (connection: AgentConnection) => void,
+  ) {
+    this.tunnels = new AgentTunnels(
+      ssh,
+      () => (this.clientId === undefined ? undefined : this.peer),
+      deps.log,
+    );
+    ssh.on('authentication', (ctx) => this.authenticate(ctx));
+    ssh.on('ready', () => this.loggedIn());
+    ssh.on('session', (accept, reject) => this.openSession(accept, reject));
+    ssh.on('error', (err) => deps.log.debug({ err, ip: remote.ip }, 'agent connection error'));
+    ssh.on('close', () => {
+      this.ended = true;
+      for (const timer of this.timers) clearTimeout(timer);
+      this.peer?.close();
+      if (this.clientId !== undefined) {
+        deps.registry.detach(this.clientId, this);
+        deps.log.info({ client_id: this.clientId }, 'client disconnected');
+      }
+      onClosed(this);
+    });
+  }
+
+  get sessionId(): string {
+    return this.session;
+  }
+
+  get id(): string | undefined {
+    return this.clientId;
+  }
+
+  /** Ends the link politely (SSH disconnect, WebSocket close), cutting it if the agent lingers. */
+  close(reason: string): void {
+    if (this.ended || this.closing) return;
+    this.closing = true;
+    this.deps.log.info({ client_id: this.clientId, reason }, 'closing agent connection');
+    this.ssh.end();
+    this.after(CLOSE_GRACE_MS, () => this.stream.destroy());
+  }
+
+  /** Cuts the link at once (dead or misbehaving peer). */
+  drop(reason: string): void {
+    if (this.ended) return;
+    this.deps.log.info({ client_id: this.clientId, ip: this.remote.ip, reason }, 'dropping agent connection');
+    this.stream.destroy();
+  }
+
+  private after(ms: number, fn: () => void): void {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  private authenticate(ctx: AuthContext): void {
+    if (ctx.method !== 'password') return ctx.reject(['password']);
+    const { authenticator, log } = this.deps;
+    const authId = ctx.username;
+    const verdict = authenticator
+      ? authenticator.verify(authId, ctx.password, this.remote.ip)
+      : Promise.resolve(false);
+    verdict
+      .catch((err: unknown) => {
+        log.error({ err, client_auth_id: authId }, 'checking an agent login failed');
+        return false;
+      })
+      .then((ok) => {
+        if (this.ended) return;
+        if (ok) {
+          this.authId = authId;
+          return ctx.accept();
+        }
+        log.warn(
+          {
+            client_auth_id: authId,
+            ip: this.remote.ip,
+            ...(authenticator ? {} : { reason: 'no client credentials configured' }),
+          },
+          'agent login refused',
+        );
+        ctx.reject(['password']);
+        if (++this.loginFailures >= MAX_LOGIN_FAILURES) this.drop('too many failed logins');
+      })
+      .catch((err: unknown) => log.debug({ err }, 'answering an agent login failed'));
+  }
+
+  private loggedIn(): void {
+    this.after(this.deps.settings.helloTimeoutMs, () => {
+      if (this.clientId === undefined) this.drop('no hello in time');
+    });
+  }
+
+  private openSession(accept: () => Session, reject: () => void): void {
+    if (this.peer || ++this.sessions > MAX_SESSIONS) return reject();
+    const session = accept();
+    session.on('subsystem', (acceptSub, rejectSub, info) => {
+      if (info.name !== CONTROL_SUBSYSTEM || this.peer) {
+        this.deps.log.warn(
+          { client_auth_id: this.authId, ip: this.remote.ip, subsystem: info.name },
+          'agent subsystem refused',
+        );
+        return rejectSub();
+      }
+      this.startControl(acceptSub());
+    });
+  }
+
+  private startControl(channel: ServerChannel): void {
+    const peer = new ControlPeer(channel, {
+      side: 'server',
+      onProtocolError: (problem) => this.drop(`control protocol error: ${problem}`),
+    });
+    this.peer = peer;
+    peer.on('hello', (hello) => this.hello(hello));
+    peer.on('ping', () => {
+      this.requireHello();
+      return {};
+    });
+    peer.on('facts.update', (update: FactsUpdate) => {
+      this.deps.registry.updateFacts(this.requireHello(), this, update);
+    });
+    channel.on('close', () => this.drop('control channel closed'));
+  }
+
+  private requireHello(): string {
+    if (this.clientId === undefined) throw new ControlError(CONTROL_ERRORS.notReady, 'send hello first');
+    return this.clientId;
+  }
+
+  private hello(hello: Hello): HelloReply {
+    if (this.clientId !== undefined) {
+      throw new ControlError(CONTROL_ERRORS.failed, 'hello was already accepted on this connection');
+    }
+    if (this.ended) throw new ControlError(CONTROL_ERRORS.failed, 'the connection is closing');
+    const { registry, settings, log } = this.deps;
+    this.session = hello.session_id;
+    const result = registry.attach(this, hello, {
+      clientAuthId: this.authId ?? '',
+      address: maskAddress(this.remote.ip, this.remote.port),
+    });
+    if (!result.ok) {
+      log.warn(
+        { client_id: hello.client_id, client_auth_id: this.authId, ip: this.remote.ip },
+        'agent refused: client id already connected',
+      );
+      // Let the error reply go out first.
+      setImmediate(() => this.close('client id already connected'));
+      throw new ControlError(CONTROL_ERRORS.alreadyConnected, result.message);
+    }
+    this.clientId = hello.client_id;
+    log.info(
+      { client_id: this.clientId, client_auth_id: this.authId, address: result.record.address },
+      'client connected',
+    );
+    this.startKeepalive();
+    return { server_version: settings.serverVersion, keepalive_interval_ms: settings.keepaliveIntervalMs };
+  }
+
+  /** Pings every interval; an answer (even an error) within the interval means alive, silence means dead. */
+  private startKeepalive(): void {
+    const interval = this.deps.settings.keepaliveIntervalMs;
+    const timer = setInterval(() => {
+      const peer = this.peer;
+      if (this.pinging || !peer || this.ended) return;
+      this.pinging = true;
+      peer
+        .request('ping', {}, interval)
+        .catch((err: unknown) => {
+          if (!(err instanceof ControlError)) this.drop('keepalive timeout');
+        })
+        .finally(() => (this.pinging = false));
+    }, interval);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}

@@ -1,0 +1,93 @@
+import { availableParallelism } from 'node:os';
+import type { Logger } from '@svc/platform';
+import type { ClientRegistry } from '../core/clients/client-registry.js';
+import type { ClientAuthenticator } from '../core/clients/ports.js';
+import { startClientListener } from './client-listener.js';
+import { HandshakeLimiter } from './handshake-limiter.js';
+import type { HostKey } from './host-key.js';
+import { SshGateway } from './ssh-gateway.js';
+
+/** Limits that are not configuration keys; tests and benchmarks may change them. */
+export interface AgentLinkTuning {
+  /** From login to an accepted hello. */
+  helloTimeoutMs: number;
+  /** From the WebSocket upgrade to a successful login. */
+  handshakeTimeoutMs: number;
+  /** Upgrades waiting for a handshake slot; more are refused with 503. */
+  handshakeQueueLimit: number;
+  handshakeQueueWaitMs: number;
+  /** Largest WebSocket message from an agent (SSH packets are at most ~35 KB). */
+  maxPayloadBytes: number;
+}
+
+export const DEFAULT_AGENT_LINK_TUNING: AgentLinkTuning = {
+  helloTimeoutMs: 30_000,
+  handshakeTimeoutMs: 30_000,
+  handshakeQueueLimit: 1000,
+  handshakeQueueWaitMs: 30_000,
+  maxPayloadBytes: 1024 * 1024,
+};
+
+export interface AgentLinkOptions {
+  /** `[server] address`. */
+  address: string;
+  hostKey: HostKey;
+  registry: ClientRegistry;
+  authenticator: ClientAuthenticator | undefined;
+  keepaliveIntervalMs: number;
+  /** `[server] max_concurrent_ssh_handshakes`; 0 = half the CPUs, at least 1. */
+  maxConcurrentHandshakes: number;
+  serverVersion: string;
+  log: Logger;
+  tuning?: Partial<AgentLinkTuning>;
+}
+
+export interface AgentLink {
+  readonly port: number;
+  /** Stops accepting, closes every agent connection (clients marked disconnected and saved), then the listener. */
+  close(): Promise<void>;
+}
+
+export const handshakeConcurrency = (configured: number, cpus = availableParallelism()): number =>
+  configured > 0 ? configured : Math.max(1, Math.floor(cpus / 2));
+
+/** Starts the agent link: WebSocket listener → handshake limiter → SSH → control channel → registry. */
+export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLink> {
+  const tuning = { ...DEFAULT_AGENT_LINK_TUNING, ...options.tuning };
+  const { registry, log } = options;
+  const gateway = new SshGateway({
+    hostKeyPem: options.hostKey.privateKeyPem,
+    handshakeTimeoutMs: tuning.handshakeTimeoutMs,
+    registry,
+    authenticator: options.authenticator,
+    settings: {
+      keepaliveIntervalMs: options.keepaliveIntervalMs,
+      helloTimeoutMs: tuning.helloTimeoutMs,
+      serverVersion: options.serverVersion,
+    },
+    log,
+  });
+  const limiter = new HandshakeLimiter({
+    concurrent: handshakeConcurrency(options.maxConcurrentHandshakes),
+    queueLimit: tuning.handshakeQueueLimit,
+    queueWaitMs: tuning.handshakeQueueWaitMs,
+  });
+  const listener = await startClientListener({
+    address: options.address,
+    limiter,
+    maxPayloadBytes: tuning.maxPayloadBytes,
+    onAgent: (stream, remote, release) => gateway.accept(stream, remote, release),
+    log,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    port: listener.port,
+    close: () =>
+      (closing ??= (async () => {
+        listener.stopAccepting();
+        await registry.closeAll('svcd is shutting down');
+        await gateway.closeAll('svcd is shutting down');
+        await listener.close();
+      })()),
+  };
+}

@@ -1,0 +1,147 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
+import { ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
+import type { Logger } from '@svc/platform';
+import { splitHostPort } from '../infra/address.js';
+import type { HandshakeLimiter } from './handshake-limiter.js';
+import { refuseUpgrade, sendError, type ListenerError } from './http-reply.js';
+
+export interface RemoteAddress {
+  ip: string;
+  port: number;
+}
+
+export interface ClientListenerOptions {
+  /** `[server] address`. */
+  address: string;
+  limiter: HandshakeLimiter;
+  /** Largest WebSocket message accepted from an agent. */
+  maxPayloadBytes: number;
+  /**
+   * Takes an admitted agent: the WebSocket as a byte stream, the peer's address and the release of its handshake
+   * slot (also released when the socket closes). Returns false to refuse the connection.
+   */
+  onAgent(stream: Duplex, remote: RemoteAddress, release: () => void): boolean;
+  log: Logger;
+}
+
+export interface ClientListener {
+  readonly port: number;
+  /** Stops accepting new agents; open connections stay. */
+  stopAccepting(): void;
+  /** Closes every remaining socket and the listener. */
+  close(): Promise<void>;
+}
+
+const UPGRADE_REQUIRED: ListenerError = {
+  status: 426,
+  code: ERROR_CODES.upgradeRequired,
+  title: `This address is for svc agents: connect with a WebSocket using the subprotocol ${WS_SUBPROTOCOL}`,
+  detail: 'the management API listens on [api] address',
+  headers: { upgrade: 'websocket', connection: 'Upgrade' },
+};
+
+const BUSY: ListenerError = {
+  status: 503,
+  code: ERROR_CODES.serverBusy,
+  title: 'Too many agents are connecting at once; retry later',
+  headers: { 'retry-after': '5' },
+};
+
+/** The agent must ask for our subprotocol; another `svc-*` version is refused with a message saying so. */
+function protocolProblem(req: IncomingMessage): ListenerError | undefined {
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return UPGRADE_REQUIRED;
+  const offered = (req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (offered.includes(WS_SUBPROTOCOL)) return undefined;
+  const other = offered.find((p) => p.startsWith('svc-'));
+  return {
+    status: 400,
+    code: ERROR_CODES.agentProtocol,
+    title:
+      other === undefined
+        ? `Request the WebSocket subprotocol ${WS_SUBPROTOCOL}`
+        : `Unsupported agent protocol ${other}; this server speaks ${WS_SUBPROTOCOL}`,
+    detail: other === undefined ? '' : 'use an agent of the same release as svcd',
+  };
+}
+
+/** Listens on `[server] address`: WebSocket upgrades for agents, admitted through the handshake limiter. */
+export async function startClientListener(options: ClientListenerOptions): Promise<ClientListener> {
+  const { limiter, log } = options;
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: options.maxPayloadBytes,
+    handleProtocols: () => WS_SUBPROTOCOL,
+  });
+  const server: Server = createServer((_req, res) => sendError(res, UPGRADE_REQUIRED));
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  const admit = (ws: WebSocket, req: IncomingMessage, release: () => void) => {
+    ws.on('error', (err) => log.debug({ err }, 'agent websocket error'));
+    const stream = createWebSocketStream(ws);
+    // The stream emits 'close' only when destroyed; ssh2 needs it to notice the end of the connection.
+    ws.once('close', () => stream.destroy());
+    const remote = { ip: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 };
+    if (!options.onAgent(stream, remote, release)) stream.destroy();
+  };
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const problem = protocolProblem(req);
+    if (problem) {
+      log.debug({ ip: req.socket.remoteAddress, code: problem.code }, 'agent upgrade refused');
+      refuseUpgrade(socket, problem);
+      return;
+    }
+    const abort = new AbortController();
+    const onEarlyClose = () => abort.abort();
+    socket.once('close', onEarlyClose);
+    limiter.acquire(abort.signal).then(
+      (release) => {
+        socket.off('close', onEarlyClose);
+        if (socket.destroyed) return release();
+        socket.once('close', release);
+        wss.handleUpgrade(req, socket, head, (ws) => admit(ws, req, release));
+      },
+      (err: unknown) => {
+        socket.off('close', onEarlyClose);
+        const reason = err instanceof Error && 'reason' in err ? err.reason : 'error';
+        if (reason === 'aborted') return;
+        log.warn({ ip: req.socket.remoteAddress, reason }, 'agent connection refused: too many handshakes');
+        refuseUpgrade(socket, BUSY);
+      },
+    );
+  });
+
+  const { host, port } = splitHostPort(options.address);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+
+  let serverClosed: Promise<void> | undefined;
+  const stopAccepting = () => {
+    limiter.close();
+    serverClosed ??= new Promise((resolve) => server.close(() => resolve()));
+  };
+  return {
+    port: (server.address() as AddressInfo).port,
+    stopAccepting,
+    async close() {
+      stopAccepting();
+      for (const ws of wss.clients) ws.terminate();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await serverClosed;
+    },
+  };
+}

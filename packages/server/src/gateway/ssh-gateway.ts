@@ -1,0 +1,104 @@
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+// ssh2 is CommonJS: Node's ESM loader sees only its default export.
+import ssh2, { type ClientInfo, type Connection, type Server } from 'ssh2';
+import { AgentConnection, type AgentConnectionDeps } from './agent-connection.js';
+import type { RemoteAddress } from './client-listener.js';
+
+interface Pending {
+  stream: Duplex;
+  remote: RemoteAddress;
+  /** Ends the handshake phase: frees the limiter slot and stops the handshake timer. */
+  finish: () => void;
+}
+
+export interface SshGatewayOptions extends AgentConnectionDeps {
+  /** SEC1 PEM of the host key. */
+  hostKeyPem: string;
+  /** Time from the WebSocket upgrade to a successful login. */
+  handshakeTimeoutMs: number;
+}
+
+const keyOf = (remote: RemoteAddress): string => `${remote.ip}|${remote.port}`;
+
+/**
+ * The SSH side of the agent link: one ssh2 Server that agent streams are injected into. ssh2 names a new
+ * connection only by the socket's remote address, so each stream carries its peer's address (unique among open
+ * TCP connections to this listener) and that is how the connection finds its stream again.
+ */
+export class SshGateway {
+  private readonly server: Server;
+  private readonly pending = new Map<string, Pending>();
+  private readonly connections = new Set<AgentConnection>();
+  private readonly whenClosed = new WeakMap<AgentConnection, () => void>();
+
+  constructor(private readonly options: SshGatewayOptions) {
+    this.server = new ssh2.Server(
+      {
+        hostKeys: [options.hostKeyPem],
+        ident: 'svcd',
+        // SSH-level keepalive as a safety net under the control channel's pings.
+        keepaliveInterval: options.settings.keepaliveIntervalMs,
+        keepaliveCountMax: 2,
+      },
+      (ssh, info) => this.connected(ssh, info),
+    );
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Takes an admitted agent stream; false when it cannot be told apart from one in progress. */
+  accept(stream: Duplex, remote: RemoteAddress, release: () => void): boolean {
+    const key = keyOf(remote);
+    if (this.pending.has(key)) return false;
+    const timer = setTimeout(() => {
+      this.options.log.info({ ip: remote.ip }, 'agent handshake timed out');
+      stream.destroy();
+    }, this.options.handshakeTimeoutMs);
+    timer.unref();
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      if (this.pending.get(key)?.stream === stream) this.pending.delete(key);
+      release();
+    };
+    this.pending.set(key, { stream, remote, finish });
+    stream.once('close', finish);
+    Object.assign(stream, { remoteAddress: remote.ip, remotePort: remote.port });
+    this.server.injectSocket(stream as Socket);
+    return true;
+  }
+
+  /** Closes every agent connection politely; resolves when they are gone (each is cut after a short grace). */
+  async closeAll(reason: string): Promise<void> {
+    for (const pending of this.pending.values()) pending.stream.destroy();
+    await Promise.all(
+      [...this.connections].map(
+        (connection) =>
+          new Promise<void>((resolve) => {
+            this.whenClosed.set(connection, resolve);
+            connection.close(reason);
+          }),
+      ),
+    );
+  }
+
+  private connected(ssh: Connection, info: ClientInfo): void {
+    const pending = this.pending.get(keyOf({ ip: info.ip, port: info.port }));
+    if (!pending) {
+      ssh.end();
+      return;
+    }
+    this.pending.delete(keyOf(pending.remote));
+    const connection = new AgentConnection(ssh, pending.stream, pending.remote, this.options, (c) => {
+      this.connections.delete(c);
+      this.whenClosed.get(c)?.();
+    });
+    ssh.once('ready', pending.finish);
+    this.connections.add(connection);
+  }
+}

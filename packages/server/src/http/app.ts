@@ -1,0 +1,75 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { StatusData } from '@svc/protocol';
+import type { Authenticator } from '../core/auth/authenticator.js';
+import type { ClientsAuthService } from '../core/clients-auth/clients-auth-service.js';
+import type { ClientsService } from '../core/clients/clients-service.js';
+import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
+import type { UsersService } from '../core/users/users-service.js';
+import { registerAuthHook } from './auth.js';
+import { registerErrorHandlers } from './errors.js';
+import { clientsAuthRoutes } from './routes/clients-auth.js';
+import { clientRoutes } from './routes/clients.js';
+import { loginRoutes } from './routes/login.js';
+import { statusRoutes } from './routes/status.js';
+import { tunnelRoutes } from './routes/tunnels.js';
+import { userRoutes } from './routes/users.js';
+
+export interface ApiDeps {
+  auth: Authenticator;
+  users: UsersService;
+  clientsAuth: ClientsAuthService;
+  clients: ClientsService;
+  tunnels: TunnelsService;
+  getStatus: () => Promise<StatusData>;
+  logger: FastifyBaseLogger;
+  /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
+  logRequests: boolean;
+  maxRequestBytes: number;
+}
+
+export const API_PREFIX = '/api/v1';
+
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.maxRequestBytes,
+    // Per-request lines go out at debug level from the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+  });
+  if (deps.logRequests) registerRequestLogging(app);
+  // Only JSON bodies are accepted; other content types get a clear 400 instead of being read as text.
+  app.removeContentTypeParser('text/plain');
+  registerErrorHandlers(app);
+  await app.register(
+    (api, _options, done) => {
+      registerAuthHook(api, deps.auth);
+      statusRoutes(api, deps.getStatus);
+      loginRoutes(api, deps.auth);
+      userRoutes(api, deps.users);
+      clientsAuthRoutes(api, deps.clientsAuth);
+      clientRoutes(api, deps.clients);
+      tunnelRoutes(api, deps.tunnels);
+      done();
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}
+
+/** Debug-level lines when a request arrives and when its response has gone out. */
+function registerRequestLogging(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.log.debug({ method: request.method, url: request.url }, 'request received');
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.debug(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
+    done();
+  });
+}

@@ -1,0 +1,69 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, ERROR_CODES, isAppError, type ErrorBody, type ErrorKind } from '@svc/protocol';
+import { STATUS_BY_KIND } from './error-status.js';
+
+/** Fastify's own request errors, translated into our kinds and codes with a message that says what to fix. */
+const FRAMEWORK_ERRORS: Record<string, { kind: ErrorKind; code: string; title: string }> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    kind: 'invalid',
+    code: ERROR_CODES.missingBody,
+    title: 'Missing body with JSON data',
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    kind: 'invalid',
+    code: ERROR_CODES.invalidJson,
+    title: 'Invalid JSON data',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    kind: 'too_large',
+    code: ERROR_CODES.bodyTooLarge,
+    title: 'Request body too large',
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    kind: 'invalid',
+    code: ERROR_CODES.unsupportedMediaType,
+    title: 'Unsupported content type; send application/json',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    kind: 'invalid',
+    code: ERROR_CODES.invalidRequest,
+    title: 'Content-Length does not match the body',
+  },
+};
+
+export function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const fe = err as Partial<FastifyError>;
+  const known = fe.code ? FRAMEWORK_ERRORS[fe.code] : undefined;
+  if (known) return new AppError(known.kind, known.code, known.title, fe.message ?? '');
+  // JSON.parse failures, prototype poisoning and similar client faults carry a 4xx statusCode.
+  if (
+    err instanceof SyntaxError ||
+    (fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500)
+  ) {
+    return new AppError('invalid', ERROR_CODES.invalidJson, 'Invalid JSON data', fe.message ?? '');
+  }
+  return new AppError('internal', ERROR_CODES.internal, 'Internal server error');
+}
+
+export function errorBody(err: AppError): ErrorBody {
+  return { errors: err.toItems() };
+}
+
+export function registerErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const appError = toAppError(err);
+    if (appError.kind === 'internal') request.log.error({ err }, 'request failed');
+    else request.log.debug({ code: appError.code }, appError.message);
+    return reply.status(STATUS_BY_KIND[appError.kind]).send(errorBody(appError));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const err = new AppError(
+      'not_found',
+      ERROR_CODES.routeNotFound,
+      `No such route: ${request.method} ${request.url.split('?')[0] ?? ''}`,
+      'the API lives under /api/v1',
+    );
+    return reply.status(404).send(errorBody(err));
+  });
+}

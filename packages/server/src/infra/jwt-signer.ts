@@ -1,0 +1,74 @@
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
+import type { TokenClaims, TokenSigner } from '../core/auth/ports.js';
+
+const ISSUER = 'svcd';
+const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+
+interface Payload {
+  iss?: unknown;
+  sub?: unknown;
+  sid?: unknown;
+  iat?: unknown;
+  exp?: unknown;
+}
+
+const parseJson = (part: string): unknown => {
+  try {
+    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * JWT HS256 with the algorithm pinned: the header must be exactly the one svcd writes, so `alg: none` or a
+ * switched algorithm is refused. Signing and checking use node:crypto synchronously: a check costs microseconds and, unlike WebCrypto,
+ * never waits behind bcrypt on libuv's thread pool.
+ */
+export function createJwtSigner(secret: string, now: () => number = Date.now): TokenSigner {
+  const key = createSecretKey(Buffer.from(secret, 'utf8'));
+  const sign = (input: string): Buffer => createHmac('sha256', key).update(input).digest();
+  return {
+    sign(claims: TokenClaims): Promise<string> {
+      const payload = Buffer.from(
+        JSON.stringify({
+          iss: ISSUER,
+          sub: claims.username,
+          sid: claims.sessionId,
+          iat: Math.floor(claims.issuedAt.getTime() / 1000),
+          exp: Math.floor(claims.expiresAt.getTime() / 1000),
+        }),
+      ).toString('base64url');
+      const input = `${HEADER}.${payload}`;
+      return Promise.resolve(`${input}.${sign(input).toString('base64url')}`);
+    },
+    verify(token: string): Promise<TokenClaims | undefined> {
+      return Promise.resolve(check(token));
+    },
+  };
+
+  function check(token: string): TokenClaims | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 3) return undefined;
+    const [header, payload, signature] = parts as [string, string, string];
+    // svcd issues one header only; requiring it byte for byte pins the algorithm without parsing it.
+    if (header !== HEADER) return undefined;
+    // Compared as text, so only the one canonical encoding of the signature is accepted.
+    const given = Buffer.from(signature);
+    const expected = Buffer.from(sign(`${header}.${payload}`).toString('base64url'));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const claims = parseJson(payload) as Payload | undefined;
+    if (!claims || claims.iss !== ISSUER) return undefined;
+    const { sub, sid, iat, exp } = claims;
+    if (
+      typeof sub !== 'string' ||
+      typeof sid !== 'string' ||
+      typeof iat !== 'number' ||
+      typeof exp !== 'number'
+    ) {
+      return undefined;
+    }
+    if (exp * 1000 <= now()) return undefined;
+    return { username: sub, sessionId: sid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+  }
+}

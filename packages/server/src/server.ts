@@ -1,0 +1,233 @@
+import { hostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import type { StatusData } from '@svc/protocol';
+import type { Logger } from '@svc/platform';
+import { Authenticator } from './core/auth/authenticator.js';
+import { LoginGuard } from './core/auth/login-guard.js';
+import { CachedSessionStore } from './core/auth/session-check-cache.js';
+import { systemClock } from './core/auth/ports.js';
+import type { UserStore } from './core/users/user-store.js';
+import { UsersService } from './core/users/users-service.js';
+import type { ClientConnections } from './core/clients-auth/client-auth-store.js';
+import { ClientsAuthService } from './core/clients-auth/clients-auth-service.js';
+import { ClientCredentialChecker, refuseAllClients } from './core/clients-auth/credential-checker.js';
+import type { SvcdConfig } from './config/schema.js';
+import { ClientRegistry } from './core/clients/client-registry.js';
+import { ClientsService } from './core/clients/clients-service.js';
+import { schedulePurge } from './core/clients/purge.js';
+import { PortPool } from './core/tunnels/port-pool.js';
+import { TunnelsService } from './core/tunnels/tunnels-service.js';
+import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/agent-link.js';
+import { loadHostKey } from './gateway/load-host-key.js';
+import { buildApi } from './http/app.js';
+import { publicUrl, splitHostPort } from './infra/address.js';
+import { createBcryptHasher } from './infra/bcrypt-hasher.js';
+import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-dir.js';
+import { createJwtSigner } from './infra/jwt-signer.js';
+import { openDatabase, type Database } from './storage/database.js';
+import { SqlClientRepository } from './storage/client-repository.js';
+import { openClientAuthStore } from './storage/open-client-auth-store.js';
+import { openUserStore } from './storage/open-user-store.js';
+import { SqlSessionStore } from './storage/session-store.js';
+import { SVCD_VERSION } from './version.js';
+
+const SESSION_PURGE_INTERVAL_MS = 3600_000;
+
+export interface RunningServer {
+  /** Base URL of the management API, when `[api] address` is set. */
+  readonly apiUrl: string | undefined;
+  readonly clientPort: number;
+  readonly connectUrls: string[];
+  readonly fingerprint: string;
+  readonly users: UserStore;
+  /** Client records and this node's live agent connections. */
+  readonly clients: ClientRegistry;
+  /** Tunnels of the connected clients. */
+  readonly tunnels: TunnelsService;
+  /** Re-reads the user file (SIGUSR1). */
+  reloadUsers(): Promise<void>;
+  /** Stops accepting, lets in-flight requests finish, closes the database. */
+  close(): Promise<void>;
+}
+
+/** Tunnel settings that are not configuration keys. */
+export interface TunnelTuning {
+  /** Length of a minute of `idle-timeout-minutes`; tests shorten it. */
+  minuteMs: number;
+}
+
+export interface ServerOptions {
+  /** Agent-link limits that are not configuration keys (tests, benchmarks). */
+  agentLink?: Partial<AgentLinkTuning>;
+  tunnels?: Partial<TunnelTuning>;
+}
+
+type Opened = { api?: FastifyInstance; clients?: AgentLink; tunnels?: TunnelsService; database: Database };
+
+/** Wires the adapters together and starts the listeners. `config` has its paths already resolved. */
+export async function startServer(
+  config: SvcdConfig,
+  logger: Logger,
+  options: ServerOptions = {},
+): Promise<RunningServer> {
+  const dataDir = config.server.data_dir;
+  await ensureDataDir(dataDir);
+  const hostKey = await loadHostKey(config.server.key_seed, dataDir);
+  const database = await openDatabase(config.database, { dataDir });
+  const opened: Opened = { database };
+  try {
+    const hasher = createBcryptHasher();
+    const users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
+    const sessions = new CachedSessionStore(new SqlSessionStore(database));
+    const clients = new ClientRegistry(new SqlClientRepository(database), systemClock, logger);
+    await clients.load();
+    const pool = new PortPool(config.server.used_ports, config.server.excluded_ports);
+    if (pool.size === 0)
+      logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
+    const tunnels = new TunnelsService(
+      clients,
+      {
+        pool,
+        checkPortTimeoutMs: config.server.check_port_timeout,
+        minuteMs: options.tunnels?.minuteMs ?? 60_000,
+      },
+      systemClock,
+      logger,
+    );
+    opened.tunnels = tunnels;
+    const clientAuthStore = await openClientAuthStore(config.server, () => Promise.resolve(database));
+    if (!clientAuthStore)
+      logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
+    const connections: ClientConnections = clients;
+    const jwtSecret =
+      config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
+    const auth = new Authenticator({
+      users,
+      hasher,
+      tokens: createJwtSigner(jwtSecret),
+      sessions,
+      clock: systemClock,
+      maxTokenLifetimeMs: config.api.max_token_lifetime,
+      guard: new LoginGuard(
+        {
+          maxFailedLogin: config.api.max_failed_login,
+          banTimeMs: config.api.ban_time,
+          userLoginWaitMs: config.api.user_login_wait,
+        },
+        systemClock,
+      ),
+    });
+
+    opened.clients = await startAgentLink({
+      address: config.server.address,
+      hostKey,
+      registry: clients,
+      authenticator: clientAuthStore
+        ? new ClientCredentialChecker(clientAuthStore, config.server.client_login_wait, systemClock)
+        : refuseAllClients,
+      keepaliveIntervalMs: config.server.keepalive_interval,
+      maxConcurrentHandshakes: config.server.max_concurrent_ssh_handshakes,
+      serverVersion: SVCD_VERSION,
+      log: logger,
+      ...(options.agentLink ? { tuning: options.agentLink } : {}),
+    });
+    const clientHost = splitHostPort(config.server.address).host;
+    const connectUrls = config.server.url ?? [publicUrl('http', clientHost, opened.clients.port, hostname())];
+    logger.info(
+      { address: config.server.address, fingerprint: hostKey.fingerprint },
+      'client listener started',
+    );
+
+    const getStatus = (): Promise<StatusData> => {
+      const counts = clients.counts();
+      return Promise.resolve({
+        connect_url: connectUrls,
+        fingerprint: hostKey.fingerprint,
+        clients_connected: counts.connected,
+        clients_disconnected: counts.disconnected,
+        version: SVCD_VERSION,
+      });
+    };
+
+    let apiUrl: string | undefined;
+    if (config.api.address) {
+      const api = await buildApi({
+        auth,
+        users: new UsersService(users, hasher),
+        clients: new ClientsService(clients),
+        tunnels,
+        clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
+          writable: config.server.auth_write,
+        }),
+        getStatus,
+        logger,
+        logRequests: config.logging.log_level === 'debug',
+        maxRequestBytes: config.api.max_request_bytes,
+      });
+      opened.api = api;
+      const { host, port } = splitHostPort(config.api.address);
+      await api.listen({ host, port });
+      const bound = api.server.address();
+      const boundPort = typeof bound === 'object' && bound ? bound.port : port;
+      apiUrl = `${publicUrl('http', host, boundPort, hostname())}/api/v1`;
+      logger.info({ url: apiUrl, user_store: users.kind, database: database.engine }, 'API listening');
+    } else {
+      logger.info('API disabled: set [api] address to enable it');
+    }
+
+    const purge = setInterval(() => {
+      sessions
+        .purgeExpired(systemClock.now())
+        .catch((err: unknown) => logger.warn({ err }, 'session purge failed'));
+    }, SESSION_PURGE_INTERVAL_MS);
+    purge.unref();
+    const stopClientPurge = config.server.purge_disconnected_clients
+      ? schedulePurge(
+          clients,
+          {
+            intervalMs: config.server.purge_disconnected_clients_interval,
+            keepMs: config.server.keep_disconnected_clients,
+          },
+          logger,
+        )
+      : () => undefined;
+
+    return {
+      apiUrl,
+      clientPort: opened.clients.port,
+      connectUrls,
+      fingerprint: hostKey.fingerprint,
+      users,
+      clients,
+      tunnels,
+      reloadUsers: () => users.reload(),
+      async close() {
+        clearInterval(purge);
+        stopClientPurge();
+        await closeAll(opened);
+      },
+    };
+  } catch (err) {
+    await closeAll(opened);
+    throw err;
+  }
+}
+
+const IDLE_SWEEP_MS = 50;
+
+/** Closes the API: in-flight requests finish; keep-alive connections close as soon as they fall idle. */
+async function closeApi(api: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => api.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  try {
+    await api.close();
+  } finally {
+    clearInterval(sweep);
+  }
+}
+
+async function closeAll(opened: Opened) {
+  if (opened.api) await closeApi(opened.api);
+  await opened.clients?.close();
+  await opened.tunnels?.closeAll();
+  await opened.database.close();
+}

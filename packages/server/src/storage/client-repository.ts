@@ -1,0 +1,77 @@
+import type { ConnectionState } from '../core/clients/client-record.js';
+import type { ClientRepository, StoredClient } from '../core/clients/ports.js';
+import type { Database } from './database.js';
+import { withStorageErrors } from './errors.js';
+
+const toState = (value: string): ConnectionState => (value === 'connected' ? 'connected' : 'disconnected');
+
+function parseDetails(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return {};
+  }
+}
+
+/** Client records in the `clients` table; everything but the queried columns is JSON in `details`. */
+export class SqlClientRepository implements ClientRepository {
+  constructor(private readonly database: Database) {}
+
+  loadAll(): Promise<StoredClient[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db.selectFrom('clients').selectAll().execute();
+      return rows.map((row) => ({
+        id: row.id,
+        clientAuthId: row.client_auth_id,
+        connectionState: toState(row.connection_state),
+        disconnectedAt: row.disconnected_at === null ? null : Number(row.disconnected_at),
+        details: parseDetails(row.details),
+      }));
+    });
+  }
+
+  save(client: StoredClient): Promise<void> {
+    const columns = {
+      client_auth_id: client.clientAuthId,
+      connection_state: client.connectionState,
+      disconnected_at: client.disconnectedAt,
+      details: JSON.stringify(client.details),
+    };
+    return withStorageErrors(async () => {
+      const insert = this.database.db.insertInto('clients').values({ id: client.id, ...columns });
+      await (
+        this.database.engine === 'mysql'
+          ? insert.onDuplicateKeyUpdate(columns)
+          : insert.onConflict((oc) => oc.column('id').doUpdateSet(columns))
+      ).execute();
+    });
+  }
+
+  markAllDisconnected(at: number): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .updateTable('clients')
+        .set({ connection_state: 'disconnected', disconnected_at: at })
+        .where('connection_state', '=', 'connected')
+        .execute();
+    });
+  }
+
+  delete(id: string): Promise<boolean> {
+    return withStorageErrors(async () => {
+      const result = await this.database.db.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    });
+  }
+
+  deleteDisconnectedBefore(cutoff: number): Promise<number> {
+    return withStorageErrors(async () => {
+      const result = await this.database.db
+        .deleteFrom('clients')
+        .where('connection_state', '=', 'disconnected')
+        .where('disconnected_at', '<', cutoff)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+  }
+}

@@ -1,0 +1,90 @@
+import { Migrator, sql } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import type { DbEngine } from './database.js';
+import { withTableOptions } from './ddl.js';
+import { describeDriverError } from './errors.js';
+
+/** One step of svcd's own schema. `up` gets the engine for the few places where dialects differ. */
+interface SchemaMigration {
+  name: string;
+  up(db: Kysely<unknown>, engine: DbEngine): Promise<void>;
+}
+
+/**
+ * The one ordered migration list for all three engines. Append new steps at the end with the next number;
+ * never edit or reorder a step that has shipped. Times are BIGINT epoch milliseconds on every engine.
+ */
+const MIGRATIONS: readonly SchemaMigration[] = [
+  {
+    name: '001_api_sessions',
+    async up(db, engine) {
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('api_sessions')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('username', 'varchar(150)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('expires_at', 'bigint', (col) => col.notNull()),
+      ).execute();
+      await db.schema
+        .createIndex('api_sessions_expires_at_idx')
+        .on('api_sessions')
+        .column('expires_at')
+        .execute();
+    },
+  },
+  {
+    name: '002_clients',
+    async up(db, engine) {
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('clients')
+          .addColumn('id', 'varchar(100)', (col) => col.primaryKey())
+          .addColumn('client_auth_id', 'varchar(100)', (col) => col.notNull())
+          .addColumn('connection_state', 'varchar(16)', (col) => col.notNull())
+          .addColumn('disconnected_at', 'bigint')
+          // MySQL's TEXT holds 64 KiB; a hello may carry up to 256 KiB.
+          .addColumn('details', engine === 'mysql' ? sql`mediumtext` : 'text', (col) => col.notNull()),
+      ).execute();
+    },
+  },
+];
+
+export const MIGRATION_TABLE = 'svcd_migrations';
+export const MIGRATION_LOCK_TABLE = 'svcd_migrations_lock';
+
+class InCodeMigrationProvider implements MigrationProvider {
+  readonly #engine: DbEngine;
+
+  constructor(engine: DbEngine) {
+    this.#engine = engine;
+  }
+
+  getMigrations(): Promise<Record<string, Migration>> {
+    const migrations: Record<string, Migration> = {};
+    for (const step of MIGRATIONS) migrations[step.name] = { up: (db) => step.up(db, this.#engine) };
+    return Promise.resolve(migrations);
+  }
+}
+
+/**
+ * Brings the schema up to date. Safe to run on every start and from several nodes at once (Kysely takes a
+ * lock: an advisory lock on PostgreSQL, GET_LOCK on MySQL). A database migrated by a newer svcd (with steps
+ * this one does not know) is refused.
+ */
+export async function migrateToLatest<DB>(db: Kysely<DB>, engine: DbEngine): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: new InCodeMigrationProvider(engine),
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    const step = failed === undefined ? '' : ` ${failed}`;
+    throw new Error(`database migration${step} failed: ${describeDriverError(error)}`, { cause: error });
+  }
+}

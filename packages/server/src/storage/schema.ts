@@ -1,0 +1,71 @@
+import type { ColumnType } from 'kysely';
+
+/**
+ * Epoch milliseconds in a BIGINT column. Integers avoid the engines' datetime differences; PostgreSQL's
+ * driver returns BIGINT as a string, the others as a number, so read values go through `Number()`.
+ */
+export type EpochMillis = ColumnType<number | string, number, number>;
+
+export interface ApiSessionsTable {
+  id: string;
+  username: string;
+  created_at: EpochMillis;
+  expires_at: EpochMillis;
+}
+
+/** The tables svcd owns, created by the migrations in migrations.ts. */
+export interface StorageSchema {
+  api_sessions: ApiSessionsTable;
+}
+
+/**
+ * BOOLEAN as the engines return it: PostgreSQL a boolean, MySQL/MariaDB and SQLite 0/1. Never bound as a
+ * parameter from JS (better-sqlite3 refuses booleans); the column default supplies it.
+ */
+export type StoredBoolean = ColumnType<boolean | number | string | null, never, never>;
+
+export interface UsersTable {
+  username: string;
+  password: string;
+  password_expired: StoredBoolean;
+  two_fa_send_to: string | null;
+  token: string | null;
+  totp_secret: string | null;
+}
+
+export interface GroupsTable {
+  username: string;
+  group: string;
+}
+
+export interface GroupDetailsTable {
+  name: string;
+  permissions: string;
+  tunnels_restricted: string;
+  commands_restricted: string;
+}
+
+/**
+ * The API user tables (spec 5.2 item 3) under fixed logical names. Their real names come from `[api]`
+ * auth_user_table, auth_group_table and group_details_table; see table-names.ts for the renaming.
+ * A type alias, not an interface: `Kysely.withTables` wants a type with an implicit index signature.
+ */
+export type UserTablesSchema = {
+  user_table: UsersTable;
+  group_table: GroupsTable;
+  group_details_table: GroupDetailsTable;
+};
+
+/** Client records (migration 002_clients); the record's remaining fields are JSON in `details`. */
+export interface ClientsTable {
+  id: string;
+  client_auth_id: string;
+  connection_state: string;
+  disconnected_at: ColumnType<number | string | null, number | null, number | null>;
+  details: string;
+}
+
+// Declaration merging adds the table to the schema above.
+export interface StorageSchema {
+  clients: ClientsTable;
+}

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ADMIN, startTestServer, type TestServer } from '../../../../test-support/server.js';
+import { SVCD_VERSION } from '../../src/version.js';
+
+describe('API conventions and GET /status', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({
+      store: 'file',
+      server: { key_seed: 'test-seed', url: 'https://svc.example.com:8443' },
+    });
+  });
+  afterAll(() => t?.stop());
+
+  test('status reports connect_url, the key_seed fingerprint, client counts and the version', async () => {
+    const res = await t.api.get('/status', { auth: { basic: [ADMIN.username, ADMIN.password] } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.json).toEqual({
+      data: {
+        connect_url: ['https://svc.example.com:8443'],
+        // The reference system's test vector for this seed.
+        fingerprint: '84:a7:15:13:9b:c3:e1:48:99:fd:82:85:54:4e:0f:4b',
+        clients_connected: 0,
+        clients_disconnected: 0,
+        version: SVCD_VERSION,
+      },
+    });
+  });
+
+  test('unknown routes are a JSON 404 even without credentials', async () => {
+    const res = await t.api.get('/no-such-thing');
+    expect(res.status).toBe(404);
+    expect(res.json.errors[0]).toEqual({
+      code: 'ERR_ROUTE_NOT_FOUND',
+      title: 'No such route: GET /api/v1/no-such-thing',
+      detail: 'the API lives under /api/v1',
+    });
+  });
+});
+
+describe('connect_url without [server] url', () => {
+  test('is derived from the client listener address and its real port', async () => {
+    const t = await startTestServer({ store: 'file' });
+    try {
+      const res = await t.api.get('/status', { auth: { basic: [ADMIN.username, ADMIN.password] } });
+      expect(res.json.data.connect_url).toEqual([`http://127.0.0.1:${t.server.clientPort}`]);
+      expect(res.json.data.fingerprint).toMatch(/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/);
+    } finally {
+      await t.stop();
+    }
+  });
+});

@@ -1,0 +1,241 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import {
+  ADMIN,
+  OPERATOR,
+  WRITABLE_STORES,
+  startTestServer,
+  type TestServer,
+} from '../../../../test-support/server.js';
+
+const asAdmin = { auth: { basic: [ADMIN.username, ADMIN.password] as [string, string] } };
+const asOperator = { auth: { basic: [OPERATOR.username, OPERATOR.password] as [string, string] } };
+
+describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
+  let t: TestServer;
+  beforeEach(async () => {
+    t = await startTestServer({ store });
+  });
+  afterEach(() => t?.stop());
+
+  /** The file store applies writes on reload (spec 4.3 rule 3); the database store at once. */
+  const applyWrites = async () => {
+    if (store === 'file') await t.server.reloadUsers();
+  };
+
+  test('list returns only username and groups', async () => {
+    const res = await t.api.get('/users', asAdmin);
+    expect(res.status).toBe(200);
+    expect(res.json.data).toEqual([
+      { username: 'admin', groups: ['Administrators'] },
+      { username: 'operator', groups: ['Operators'] },
+    ]);
+    expect(res.text).not.toMatch(/password|\$2[aby]\$/);
+  });
+
+  test('the list takes sort, filter with wildcards and fields; bad list params are 400', async () => {
+    const sorted = await t.api.get('/users?sort=-username', asAdmin);
+    expect(sorted.json.data.map((u: { username: string }) => u.username)).toEqual(['operator', 'admin']);
+    const filtered = await t.api.get('/users?filter[groups]=admin*,nobody&fields[users]=username', asAdmin);
+    expect(filtered.json.data).toEqual([{ username: 'admin' }]);
+    const bad = await t.api.get('/users?sort=password&filter[password]=x&page[limit]=5', asAdmin);
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors.map((e: { code: string }) => e.code)).toEqual([
+      'ERR_INVALID_QUERY',
+      'ERR_INVALID_QUERY',
+      'ERR_INVALID_QUERY',
+    ]);
+    expect(bad.json.errors[0].title).toMatch(/sort field 'password'/);
+  });
+
+  test('create, then log in as the new user; the password is stored as bcrypt', async () => {
+    const created = await t.api.post(
+      '/users',
+      { username: 'carol', password: 'carol-secret-1', groups: ['Ops'] },
+      asAdmin,
+    );
+    expect(created.status).toBe(201);
+    expect(created.json.data).toEqual({ username: 'carol', groups: ['Ops'] });
+    expect(created.text).not.toMatch(/carol-secret/);
+    await applyWrites();
+    expect(await t.api.login('carol', 'carol-secret-1')).toMatch(/\./);
+    if (t.userFile) {
+      const saved = JSON.parse(await readFile(t.userFile, 'utf8')) as {
+        username: string;
+        password: string;
+      }[];
+      expect(saved.find((u) => u.username === 'carol')?.password).toMatch(/^\$2[aby]\$10\$/);
+    }
+  });
+
+  test('a duplicate username is 409', async () => {
+    const res = await t.api.post('/users', { username: 'operator', password: 'another-secret' }, asAdmin);
+    expect(res.status).toBe(409);
+    expect(res.json.errors[0].code).toBe('ERR_USER_EXISTS');
+  });
+
+  test('PUT with groups only keeps the password; groups replace the whole list', async () => {
+    const res = await t.api.put('/users/operator', { groups: ['Auditors', 'Viewers'] }, asAdmin);
+    expect(res.status).toBe(204);
+    await applyWrites();
+    const list = await t.api.get('/users', asAdmin);
+    expect(list.json.data).toContainEqual({ username: 'operator', groups: ['Auditors', 'Viewers'] });
+    expect((await t.api.get('/status', asOperator)).status).toBe(200);
+  });
+
+  test('PUT with password only keeps the groups; a token issued before keeps working', async () => {
+    const oldToken = await t.api.login(OPERATOR.username, OPERATOR.password);
+    const res = await t.api.put('/users/operator', { password: 'brand-new-secret' }, asAdmin);
+    expect(res.status).toBe(204);
+    await applyWrites();
+    expect((await t.api.get('/status', asOperator)).status).toBe(401);
+    expect((await t.api.get('/status', { auth: { basic: ['operator', 'brand-new-secret'] } })).status).toBe(
+      200,
+    );
+    expect((await t.api.get('/status', { auth: { bearer: oldToken } })).status).toBe(200);
+    const list = await t.api.get('/users', asAdmin);
+    expect(list.json.data).toContainEqual({ username: 'operator', groups: ['Operators'] });
+  });
+
+  test('removal from Administrators takes effect at once for existing tokens', async () => {
+    await t.api.put('/users/operator', { groups: ['Administrators'] }, asAdmin);
+    await applyWrites();
+    const token = await t.api.login(OPERATOR.username, OPERATOR.password);
+    expect((await t.api.get('/users', { auth: { bearer: token } })).status).toBe(200);
+    await t.api.put('/users/operator', { groups: ['Operators'] }, asAdmin);
+    await applyWrites();
+    const after = await t.api.get('/users', { auth: { bearer: token } });
+    expect(after.status).toBe(403);
+    expect(after.json.errors[0].code).toBe('ERR_ADMIN_REQUIRED');
+  });
+
+  test('the last Administrators member can be neither removed from the group nor deleted', async () => {
+    const demote = await t.api.put('/users/admin', { groups: ['Operators'] }, asAdmin);
+    expect(demote.status).toBe(409);
+    expect(demote.json.errors[0].code).toBe('ERR_LAST_ADMINISTRATOR');
+    const remove = await t.api.delete('/users/admin', asAdmin);
+    expect(remove.status).toBe(409);
+    // With a second administrator, the first may go.
+    await t.api.put('/users/operator', { groups: ['Administrators'] }, asAdmin);
+    expect((await t.api.delete('/users/admin', asAdmin)).status).toBe(204);
+  });
+
+  test('delete removes the user; unknown users are 404', async () => {
+    expect((await t.api.delete('/users/operator', asAdmin)).status).toBe(204);
+    await applyWrites();
+    expect((await t.api.get('/status', asOperator)).status).toBe(401);
+    expect((await t.api.delete('/users/operator', asAdmin)).status).toBe(404);
+    expect((await t.api.put('/users/ghost', { groups: [] }, asAdmin)).status).toBe(404);
+  });
+
+  test('members of other groups get 403 on every user route', async () => {
+    const calls = [
+      t.api.get('/users', asOperator),
+      t.api.post('/users', { username: 'x-user', password: 'x-password-1' }, asOperator),
+      t.api.put('/users/admin', { groups: [] }, asOperator),
+      t.api.delete('/users/admin', asOperator),
+    ];
+    for (const res of await Promise.all(calls)) {
+      expect(res.status).toBe(403);
+      expect(res.json.errors[0].code).toBe('ERR_ADMIN_REQUIRED');
+    }
+  });
+
+  test('every user route is 401 without credentials', async () => {
+    const calls = [
+      t.api.get('/users'),
+      t.api.post('/users', { username: 'x-user', password: 'x-password-1' }),
+      t.api.put('/users/admin', { groups: [] }),
+      t.api.delete('/users/admin'),
+    ];
+    for (const res of await Promise.all(calls)) expect(res.status).toBe(401);
+  });
+
+  test('bad bodies are 400 with a message naming the problem', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ username: 'dave', password: 'dave-secret-1', admin: true }, /unknown field 'admin'/],
+      [{ username: 42, password: 'dave-secret-1' }, /username/],
+      [{ username: 'dave', password: 'short' }, /password.*8/],
+      [{ username: 'dave', password: 'dave-secret-1', groups: 'Ops' }, /groups/],
+      [{ username: ' dave', password: 'dave-secret-1' }, /blanks/],
+      [{ username: 'da:ve', password: 'dave-secret-1' }, /colon/],
+      [{ username: 'x'.repeat(151), password: 'dave-secret-1' }, /150/],
+      [{ password: 'dave-secret-1' }, /username/],
+      [[], /expected object/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await t.api.post('/users', body, asAdmin);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json.errors[0].title, JSON.stringify(body)).toMatch(message);
+    }
+    const nothing = await t.api.put('/users/operator', {}, asAdmin);
+    expect(nothing.status).toBe(400);
+    expect(nothing.json.errors[0].code).toBe('ERR_NOTHING_TO_CHANGE');
+  });
+
+  test('malformed JSON, an empty body, a wrong content type and an oversized body are 4xx', async () => {
+    const malformed = await t.api.request('POST', '/users', { ...asAdmin, rawBody: '{"username": "x",' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.errors[0].code).toBe('ERR_INVALID_JSON');
+    const empty = await t.api.request('POST', '/users', { ...asAdmin, rawBody: '' });
+    expect(empty.status).toBe(400);
+    expect(empty.json.errors[0].code).toBe('ERR_MISSING_BODY');
+    const text = await t.api.request('POST', '/users', {
+      ...asAdmin,
+      rawBody: 'hello',
+      contentType: 'text/plain',
+    });
+    expect(text.status).toBe(400);
+    expect(text.json.errors[0].code).toBe('ERR_UNSUPPORTED_MEDIA_TYPE');
+    const huge = await t.api.post(
+      '/users',
+      { username: 'big', password: 'x'.repeat(2 * 1024 * 1024) },
+      asAdmin,
+    );
+    expect(huge.status).toBe(413);
+    expect(huge.json.errors[0].code).toBe('ERR_BODY_TOO_LARGE');
+    const poisoned = await t.api.request('POST', '/users', {
+      ...asAdmin,
+      rawBody: '{"username":"p","password":"p-secret-12","__proto__":{"x":1}}',
+    });
+    expect(poisoned.status).toBe(400);
+    const list = await t.api.get('/users', asAdmin);
+    expect(list.json.data.map((u: { username: string }) => u.username)).toEqual(['admin', 'operator']);
+  });
+});
+
+describe('user file writes wait for a reload', () => {
+  test('a created user is listed only after reload', async () => {
+    const t = await startTestServer({ store: 'file' });
+    try {
+      await t.api.post('/users', { username: 'erin', password: 'erin-secret-1' }, asAdmin);
+      const before = await t.api.get('/users', asAdmin);
+      expect(before.json.data.map((u: { username: string }) => u.username)).not.toContain('erin');
+      await t.server.reloadUsers();
+      const after = await t.api.get('/users', asAdmin);
+      expect(after.json.data.map((u: { username: string }) => u.username)).toContain('erin');
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
+describe('static user store', () => {
+  test('the user API answers 400 explaining why', async () => {
+    const t = await startTestServer({ store: 'static', users: [ADMIN] });
+    try {
+      for (const res of [
+        await t.api.get('/users', asAdmin),
+        await t.api.post('/users', { username: 'x-user', password: 'x-password-1' }, asAdmin),
+        await t.api.put('/users/admin', { groups: [] }, asAdmin),
+        await t.api.delete('/users/admin', asAdmin),
+      ]) {
+        expect(res.status).toBe(400);
+        expect(res.json.errors[0].code).toBe('ERR_STATIC_USER_STORE');
+        expect(res.json.errors[0].detail).toMatch(/auth_file/);
+      }
+    } finally {
+      await t.stop();
+    }
+  });
+});

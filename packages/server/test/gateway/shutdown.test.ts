@@ -1,0 +1,31 @@
+import { describe, expect, test } from 'vitest';
+import { WebSocket } from 'ws';
+import { connectClient } from '../../../../test-support/agent-client.js';
+import { logsWith, startGatewayServer } from './helpers.js';
+
+describe('shutdown', () => {
+  test('closes agent connections (cutting unresponsive ones) and the listener', async () => {
+    const t = await startGatewayServer();
+    try {
+      const polite = await connectClient(t.agent(), { client_id: 'polite' });
+      const stuck = await connectClient(t.agent(), { client_id: 'stuck' });
+      stuck.pause();
+      const started = Date.now();
+      await t.server.close();
+      expect(Date.now() - started).toBeLessThan(5000);
+      await polite.closed;
+      await stuck.closed;
+      expect(logsWith(t, 'closing agent connection').map((l) => l.client_id)).toEqual(
+        expect.arrayContaining(['polite', 'stuck']),
+      );
+      const refused = await new Promise<string>((resolve) => {
+        const ws = new WebSocket(t.url, 'svc-v1');
+        ws.once('open', () => resolve('open'));
+        ws.once('error', (err) => resolve((err as NodeJS.ErrnoException).code ?? err.message));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    } finally {
+      await t.stop();
+    }
+  });
+});

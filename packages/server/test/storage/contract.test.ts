@@ -1,0 +1,373 @@
+import { AppError, ERROR_CODES } from '@svc/protocol';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_ENGINES, createTestDatabase } from '../../../../test-support/databases.js';
+import type { TestDatabase } from '../../../../test-support/databases.js';
+import { openDatabase } from '../../src/storage/database.js';
+import type { Database } from '../../src/storage/database.js';
+import { DatabaseUserStore } from '../../src/storage/database-user-store.js';
+import { SqlSessionStore } from '../../src/storage/session-store.js';
+import { ensureUserTables } from '../../src/storage/user-tables.js';
+import type { UserTableNames } from '../../src/storage/user-tables.js';
+
+/** Each test gets its own user tables inside the engine's fresh database. */
+let tableCounter = 0;
+const freshNames = (details = false): UserTableNames => {
+  tableCounter += 1;
+  return {
+    userTable: `users_${tableCounter}`,
+    groupTable: `groups_${tableCounter}`,
+    ...(details ? { groupDetailsTable: `group_details_${tableCounter}` } : {}),
+  };
+};
+
+const HASH = '$2b$10$abcdefghijklmnopqrstuuN6VJ4wqMRg5ihGBv0XqLwZ7nS4lJrS.';
+
+describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
+  let testDb: TestDatabase;
+  let database: Database;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(engine);
+    database = await openDatabase(testDb.settings, { dataDir: testDb.dataDir });
+  });
+
+  afterAll(async () => {
+    await database?.close();
+    await testDb?.drop();
+  });
+
+  const openStore = async (names = freshNames()): Promise<DatabaseUserStore> =>
+    DatabaseUserStore.open(database, names);
+
+  const rejection = async (promise: Promise<unknown>): Promise<AppError> => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  };
+
+  describe('migrations', () => {
+    it('are idempotent: opening the database again finds the schema up to date', async () => {
+      const again = await openDatabase(testDb.settings, { dataDir: testDb.dataDir });
+      try {
+        const rows = await again.db
+          .withTables<{ svcd_migrations: { name: string } }>()
+          .selectFrom('svcd_migrations')
+          .select('name')
+          .execute();
+        expect(rows.map((r) => r.name)).toEqual(['001_api_sessions', '002_clients']);
+        expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
+      } finally {
+        await again.close();
+      }
+    });
+  });
+
+  describe('sessions', () => {
+    const created = new Date('2030-01-01T00:00:00Z');
+    // Beyond 2^32 ms and 2038: the columns must be BIGINT on every engine.
+    const expires = new Date('2100-01-01T00:00:00.123Z');
+
+    it('creates, checks, expires and revokes a session', async () => {
+      const store = new SqlSessionStore(database);
+      await store.create({ id: 's-active', username: 'alice', createdAt: created, expiresAt: expires });
+
+      expect(await store.isActive('s-active', created)).toBe(true);
+      expect(await store.isActive('s-active', new Date(expires.getTime() - 1))).toBe(true);
+      expect(await store.isActive('s-active', expires)).toBe(false);
+      expect(await store.isActive('s-unknown', created)).toBe(false);
+
+      expect(await store.revoke('s-active')).toBe(true);
+      expect(await store.isActive('s-active', created)).toBe(false);
+      expect(await store.revoke('s-active')).toBe(false);
+    });
+
+    it('purges only expired sessions', async () => {
+      const store = new SqlSessionStore(database);
+      const now = new Date('2040-06-01T12:00:00Z');
+      const at = (offsetMs: number) => new Date(now.getTime() + offsetMs);
+      await store.create({
+        id: 'p-old',
+        username: 'bob',
+        createdAt: at(-7200_000),
+        expiresAt: at(-3600_000),
+      });
+      await store.create({ id: 'p-edge', username: 'bob', createdAt: at(-600_000), expiresAt: now });
+      await store.create({ id: 'p-live', username: 'bob', createdAt: at(-600_000), expiresAt: at(1) });
+
+      expect(await store.purgeExpired(now)).toBe(2);
+      expect(await store.isActive('p-live', now)).toBe(true);
+      expect(await store.revoke('p-old')).toBe(false);
+      expect(await store.purgeExpired(now)).toBe(0);
+      expect(await store.revoke('p-live')).toBe(true);
+    });
+
+    it('keeps unicode usernames', async () => {
+      const store = new SqlSessionStore(database);
+      await store.create({
+        id: 's-unicode',
+        username: 'Zoë 用户 😀',
+        createdAt: created,
+        expiresAt: expires,
+      });
+      const row = await database.db
+        .selectFrom('api_sessions')
+        .selectAll()
+        .where('id', '=', 's-unicode')
+        .executeTakeFirstOrThrow();
+      expect(row.username).toBe('Zoë 用户 😀');
+      expect(Number(row.expires_at)).toBe(expires.getTime());
+      expect(Number(row.created_at)).toBe(created.getTime());
+      await store.revoke('s-unicode');
+    });
+  });
+
+  describe('user tables', () => {
+    it('are created when missing, with the spec columns and defaults', async () => {
+      const names = freshNames(true);
+      await ensureUserTables(database, names);
+      await ensureUserTables(database, names); // second run: nothing to do
+
+      const db = database.db.withTables<{
+        [k: string]: Record<string, unknown>;
+      }>();
+      await db.insertInto(names.userTable).values({ username: 'u1', password: 'p' }).execute();
+      await db.insertInto(names.groupTable).values({ username: 'u1', group: 'g1' }).execute();
+      await db
+        .insertInto(names.groupDetailsTable ?? '')
+        .values({ name: 'g1' })
+        .execute();
+
+      const user = await db.selectFrom(names.userTable).selectAll().executeTakeFirstOrThrow();
+      expect(user).toMatchObject({ username: 'u1', two_fa_send_to: null, token: null, totp_secret: null });
+      expect([false, 0]).toContain(user.password_expired);
+      const details = await db
+        .selectFrom(names.groupDetailsTable ?? '')
+        .selectAll()
+        .executeTakeFirstOrThrow();
+      expect(details).toEqual({
+        name: 'g1',
+        permissions: '{}',
+        tunnels_restricted: '{}',
+        commands_restricted: '{}',
+      });
+
+      // username is unique; (username, group) is unique
+      await expect(
+        db.insertInto(names.userTable).values({ username: 'u1', password: 'p' }).execute(),
+      ).rejects.toThrow();
+      await expect(
+        db.insertInto(names.groupTable).values({ username: 'u1', group: 'g1' }).execute(),
+      ).rejects.toThrow();
+    });
+
+    it('are left alone when present', async () => {
+      const names = freshNames();
+      const db = database.db.withTables<{
+        [k: string]: Record<string, unknown>;
+      }>();
+      await db.schema
+        .createTable(names.userTable)
+        .addColumn('username', 'varchar(150)', (c) => c.notNull().unique())
+        .addColumn('password', 'varchar(255)', (c) => c.notNull())
+        .addColumn('password_expired', 'boolean', (c) => c.notNull().defaultTo(false))
+        .addColumn('two_fa_send_to', 'varchar(150)')
+        .addColumn('token', 'varchar(36)')
+        .addColumn('totp_secret', 'text')
+        .addColumn('email', 'varchar(100)')
+        .execute();
+      await db
+        .insertInto(names.userTable)
+        .values({
+          username: 'legacy',
+          password: HASH,
+          password_expired: sql`true`,
+          two_fa_send_to: 'legacy@example.com',
+          totp_secret: 'otpauth://totp/x',
+          email: 'kept@example.com',
+        })
+        .execute();
+
+      const store = await openStore(names);
+
+      const row = await db.selectFrom(names.userTable).selectAll().executeTakeFirstOrThrow();
+      expect(row.email).toBe('kept@example.com');
+      expect(await store.find('legacy')).toEqual({
+        username: 'legacy',
+        passwordHash: HASH,
+        groups: [],
+        twoFaSendTo: 'legacy@example.com',
+        totpSecret: 'otpauth://totp/x',
+        passwordExpired: true,
+      });
+      // the group table was missing and has been created
+      await store.update('legacy', { groups: ['Administrators'] });
+      expect((await store.find('legacy'))?.groups).toEqual(['Administrators']);
+    });
+
+    it('refuses an existing table that lacks a column the store reads', async () => {
+      const names = freshNames();
+      await database.db.schema
+        .createTable(names.userTable)
+        .addColumn('username', 'varchar(150)')
+        .addColumn('password', 'varchar(255)')
+        .execute();
+      await expect(ensureUserTables(database, names)).rejects.toThrow(/\[api\] auth_user_table/);
+    });
+
+    it('refuses table names that are not plain identifiers, naming the config keys', async () => {
+      await expect(ensureUserTables(database, { userTable: 'users; drop', groupTable: 'g' })).rejects.toThrow(
+        /\[api\] auth_user_table "users; drop"/,
+      );
+      await expect(
+        ensureUserTables(database, { userTable: 'u', groupTable: '1groups', groupDetailsTable: 'a-b' }),
+      ).rejects.toThrow(/\[api\] auth_group_table.*\[api\] group_details_table/);
+      await expect(ensureUserTables(database, { userTable: 'same', groupTable: 'SAME' })).rejects.toThrow(
+        /same table/,
+      );
+      expect(() => new DatabaseUserStore(database, { userTable: 'x'.repeat(65), groupTable: 'g' })).toThrow(
+        /auth_user_table/,
+      );
+    });
+  });
+
+  describe('DatabaseUserStore', () => {
+    it('describes itself as the database store', async () => {
+      const store = await openStore();
+      expect(store.kind).toBe('database');
+      expect(store.writesVisibleAtOnce).toBe(true);
+      await store.reload();
+    });
+
+    it('creates and finds users with sorted, de-duplicated groups', async () => {
+      const store = await openStore();
+      await store.create({
+        username: 'alice',
+        passwordHash: HASH,
+        groups: ['Users', 'Administrators', 'Users'],
+      });
+      expect(await store.find('alice')).toEqual({
+        username: 'alice',
+        passwordHash: HASH,
+        groups: ['Administrators', 'Users'],
+        twoFaSendTo: null,
+        totpSecret: null,
+        passwordExpired: false,
+      });
+      expect(await store.find('nobody')).toBeUndefined();
+    });
+
+    it('lists users sorted by username with their groups', async () => {
+      const store = await openStore();
+      await store.create({ username: 'carol', passwordHash: 'h-carol', groups: ['b', 'a'] });
+      await store.create({ username: 'Bob', passwordHash: 'h-bob', groups: [] });
+      await store.create({ username: 'alice', passwordHash: 'h-alice', groups: ['x'] });
+
+      const users = await store.list();
+      expect(users.map((u) => [u.username, u.groups])).toEqual([
+        ['Bob', []],
+        ['alice', ['x']],
+        ['carol', ['a', 'b']],
+      ]);
+      expect(users.every((u) => u.passwordExpired === false)).toBe(true);
+      expect(await store.listForWrite()).toEqual(users);
+    });
+
+    it('treats usernames as case-sensitive and keeps unicode names of 150 characters', async () => {
+      const store = await openStore();
+      const long = 'ü'.repeat(75) + '用'.repeat(74) + '😀';
+      expect([...long]).toHaveLength(150);
+      await store.create({ username: long, passwordHash: HASH, groups: ['Grüppe 😀'] });
+      await store.create({ username: 'Alice', passwordHash: 'upper', groups: [] });
+      await store.create({ username: 'alice', passwordHash: 'lower', groups: [] });
+
+      expect(await store.find(long)).toMatchObject({ username: long, groups: ['Grüppe 😀'] });
+      expect((await store.find('Alice'))?.passwordHash).toBe('upper');
+      expect((await store.find('alice'))?.passwordHash).toBe('lower');
+      expect(await store.find('ALICE')).toBeUndefined();
+      expect((await store.list()).map((u) => u.username)).toEqual(['Alice', 'alice', long]);
+    });
+
+    it('rejects a duplicate username with a conflict and leaves the user as it was', async () => {
+      const store = await openStore();
+      await store.create({ username: 'dave', passwordHash: 'first', groups: ['g1'] });
+      const err = await rejection(store.create({ username: 'dave', passwordHash: 'second', groups: ['g2'] }));
+      expect(err).toMatchObject({ kind: 'conflict', code: ERROR_CODES.userExists });
+      expect(await store.find('dave')).toMatchObject({ passwordHash: 'first', groups: ['g1'] });
+    });
+
+    it('updates groups (replacing the set), the password alone, or both', async () => {
+      const store = await openStore();
+      await store.create({ username: 'erin', passwordHash: 'p1', groups: ['a', 'b'] });
+
+      await store.update('erin', { groups: ['c', 'b'] });
+      expect(await store.find('erin')).toMatchObject({ passwordHash: 'p1', groups: ['b', 'c'] });
+
+      await store.update('erin', { passwordHash: 'p2' });
+      expect(await store.find('erin')).toMatchObject({ passwordHash: 'p2', groups: ['b', 'c'] });
+
+      await store.update('erin', { passwordHash: 'p3', groups: [] });
+      expect(await store.find('erin')).toMatchObject({ passwordHash: 'p3', groups: [] });
+
+      await store.update('erin', {});
+      expect(await store.find('erin')).toMatchObject({ passwordHash: 'p3', groups: [] });
+    });
+
+    it('answers not_found for updating an unknown user and writes nothing', async () => {
+      const names = freshNames();
+      const store = await openStore(names);
+      const err = await rejection(store.update('ghost', { passwordHash: 'x', groups: ['Administrators'] }));
+      expect(err).toMatchObject({ kind: 'not_found', code: ERROR_CODES.userNotFound });
+      const orphans = await database.db
+        .withTables<{ [k: string]: { username: string } }>()
+        .selectFrom(names.groupTable)
+        .select('username')
+        .execute();
+      expect(orphans).toEqual([]);
+    });
+
+    it('deletes a user with its groups; unknown users are not_found', async () => {
+      const names = freshNames();
+      const store = await openStore(names);
+      await store.create({ username: 'frank', passwordHash: 'p', groups: ['a', 'b'] });
+      await store.create({ username: 'grace', passwordHash: 'p', groups: ['a'] });
+
+      await store.delete('frank');
+      expect(await store.find('frank')).toBeUndefined();
+      expect((await store.list()).map((u) => u.username)).toEqual(['grace']);
+      const memberships = await database.db
+        .withTables<{ [k: string]: { username: string } }>()
+        .selectFrom(names.groupTable)
+        .select('username')
+        .execute();
+      expect(memberships).toEqual([{ username: 'grace' }]);
+
+      const err = await rejection(store.delete('frank'));
+      expect(err).toMatchObject({ kind: 'not_found', code: ERROR_CODES.userNotFound });
+
+      // a new user of the same name starts without the old memberships
+      await store.create({ username: 'frank', passwordHash: 'p', groups: [] });
+      expect((await store.find('frank'))?.groups).toEqual([]);
+    });
+
+    it('reads password_expired as a boolean', async () => {
+      const names = freshNames();
+      const store = await openStore(names);
+      await store.create({ username: 'henry', passwordHash: 'p', groups: [] });
+      await store.create({ username: 'iris', passwordHash: 'p', groups: [] });
+      await database.db
+        .withTables<{ [k: string]: { username: string; password_expired: unknown } }>()
+        .updateTable(names.userTable)
+        .set({ password_expired: sql`true` })
+        .where('username', '=', 'henry')
+        .execute();
+
+      expect((await store.find('henry'))?.passwordExpired).toBe(true);
+      expect((await store.find('iris'))?.passwordExpired).toBe(false);
+      expect((await store.list()).map((u) => u.passwordExpired)).toEqual([true, false]);
+    });
+  });
+});

@@ -1,0 +1,168 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hash } from '@node-rs/bcrypt';
+import { pino } from 'pino';
+import { svcdConfigSchema, type SvcdConfig } from '../packages/server/src/config/schema.js';
+import { startServer, type RunningServer, type ServerOptions } from '../packages/server/src/server.js';
+import { resolveConfigPaths } from '../packages/server/src/cli/resolve-paths.js';
+import { openDatabase, type DbEngine } from '../packages/server/src/storage/database.js';
+import { DatabaseUserStore } from '../packages/server/src/storage/database-user-store.js';
+import { TableClientAuthStore } from '../packages/server/src/storage/table-client-auth-store.js';
+import { ensureUserTables } from '../packages/server/src/storage/user-tables.js';
+import { createApiClient, type ApiClient } from './api-client.js';
+import { createTestDatabase } from './databases.js';
+
+export type StoreKind = 'static' | 'file' | `database:${DbEngine}`;
+export const ALL_STORES: StoreKind[] = [
+  'static',
+  'file',
+  'database:sqlite',
+  'database:postgres',
+  'database:mysql',
+];
+export const WRITABLE_STORES: StoreKind[] = [
+  'file',
+  'database:sqlite',
+  'database:postgres',
+  'database:mysql',
+];
+
+export interface SeedUser {
+  username: string;
+  password: string;
+  groups: string[];
+}
+
+export const ADMIN: SeedUser = { username: 'admin', password: 'admin-secret-1', groups: ['Administrators'] };
+export const OPERATOR: SeedUser = {
+  username: 'operator',
+  password: 'operator-secret-1',
+  groups: ['Operators'],
+};
+
+export interface TestServer {
+  server: RunningServer;
+  api: ApiClient;
+  config: SvcdConfig;
+  dataDir: string;
+  store: StoreKind;
+  /** Path of the user file for the file store. */
+  userFile?: string;
+  stop(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  store: StoreKind;
+  users?: SeedUser[];
+  /** Raw `[api]` keys merged over the defaults used here. */
+  api?: Record<string, unknown>;
+  server?: Record<string, unknown>;
+  /** The client credential source and what it holds at start. */
+  clientAuth?: { source: 'static' | 'file' | 'table'; entries: Record<string, string> };
+  /** Settings that are not configuration keys (e.g. a shorter tunnel idle minute). */
+  tuning?: ServerOptions;
+}
+
+/** bcrypt cost 4 keeps seeding fast; svcd itself hashes at cost 10. */
+const seedHash = (password: string) => hash(password, { cost: 4 });
+
+/** Starts a real svcd in this process on free loopback ports, with the chosen user store and seeded users. */
+export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
+  const users = options.users ?? [ADMIN, OPERATOR];
+  const dataDir = await mkdtemp(join(tmpdir(), 'svcd-test-'));
+  const cleanups: (() => Promise<void>)[] = [() => rm(dataDir, { recursive: true, force: true })];
+  const api: Record<string, unknown> = { address: '127.0.0.1:0', user_login_wait: 0, ...options.api };
+  let database: Record<string, unknown> = { db_type: 'sqlite' };
+  let userFile: string | undefined;
+
+  if (options.store === 'static') {
+    const [first] = users;
+    if (!first) throw new Error('static store needs one user');
+    api.auth = `${first.username}:${first.password}`;
+  } else if (options.store === 'file') {
+    userFile = join(dataDir, 'users.json');
+    const entries = await Promise.all(
+      users.map(async (u) => ({
+        username: u.username,
+        password: await seedHash(u.password),
+        groups: u.groups,
+      })),
+    );
+    await writeFile(userFile, JSON.stringify(entries), { mode: 0o600 });
+    api.auth_file = userFile;
+  } else {
+    const engine = options.store.slice('database:'.length) as DbEngine;
+    const db = await createTestDatabase(engine);
+    cleanups.push(() => db.drop());
+    database = { ...db.settings };
+    api.auth_user_table = 'users';
+    api.auth_group_table = 'groups';
+    await seedDatabaseUsers(database, dataDir, users);
+  }
+
+  const server: Record<string, unknown> = { address: '127.0.0.1:0', data_dir: dataDir, ...options.server };
+  if (options.clientAuth) await seedClientAuth(options.clientAuth, server, database, dataDir);
+
+  const raw = { server, api, database };
+  const config = resolveConfigPaths(svcdConfigSchema.parse(raw), join(dataDir, 'svcd.conf'));
+  const running = await startServer(config, pino({ level: 'silent' }), options.tuning);
+  if (!running.apiUrl) throw new Error('test server has no API');
+  return {
+    server: running,
+    api: createApiClient(running.apiUrl),
+    config,
+    dataDir,
+    store: options.store,
+    ...(userFile ? { userFile } : {}),
+    async stop() {
+      await running.close();
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    },
+  };
+}
+
+async function seedDatabaseUsers(database: Record<string, unknown>, dataDir: string, users: SeedUser[]) {
+  const settings = svcdConfigSchema.parse({ database }).database;
+  const db = await openDatabase(settings, { dataDir });
+  try {
+    const names = { userTable: 'users', groupTable: 'groups' };
+    await ensureUserTables(db, names);
+    const store = new DatabaseUserStore(db, names);
+    for (const u of users)
+      await store.create({
+        username: u.username,
+        passwordHash: await seedHash(u.password),
+        groups: u.groups,
+      });
+  } finally {
+    await db.close();
+  }
+}
+
+async function seedClientAuth(
+  clientAuth: NonNullable<TestServerOptions['clientAuth']>,
+  server: Record<string, unknown>,
+  database: Record<string, unknown>,
+  dataDir: string,
+) {
+  const entries = Object.entries(clientAuth.entries);
+  if (clientAuth.source === 'static') {
+    const [first] = entries;
+    if (!first || entries.length > 1) throw new Error('the static client credential is exactly one entry');
+    server.auth = `${first[0]}:${first[1]}`;
+  } else if (clientAuth.source === 'file') {
+    server.auth_file = join(dataDir, 'clients-auth.json');
+    await writeFile(server.auth_file as string, JSON.stringify(clientAuth.entries), { mode: 0o600 });
+  } else {
+    server.auth_table = 'clients_auth';
+    const settings = svcdConfigSchema.parse({ database }).database;
+    const db = await openDatabase(settings, { dataDir });
+    try {
+      const store = await TableClientAuthStore.open(db, 'clients_auth');
+      for (const [id, password] of entries) await store.create({ id, password });
+    } finally {
+      await db.close();
+    }
+  }
+}
