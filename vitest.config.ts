@@ -1,14 +1,16 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+const src = (pkg: string, file = 'index') =>
+  fileURLToPath(new URL(`./packages/${pkg}/src/${file}.ts`, import.meta.url));
 
 export default defineConfig({
   resolve: {
-    alias: {
-      '@svc/protocol': src('protocol'),
-      '@svc/platform': src('platform'),
-    },
+    alias: [
+      { find: /^@svc\/protocol$/, replacement: src('protocol') },
+      { find: /^@svc\/platform$/, replacement: src('platform') },
+      { find: /^@svc\/platform\/ssh2$/, replacement: src('platform', 'ssh2-loader') },
+    ],
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'e2e/**/*.test.ts'],

@@ -9,7 +9,8 @@
  *   npm run build && npm run bench:tunnel
  *
  * Environment: BENCH_TUNNEL_MIB (default 1024) per transfer, BENCH_TUNNEL_RUNS (default 3) per path and direction
- * (the median is reported), BENCH_STRICT=1 to exit 1 when a target fails.
+ * (the median is reported), BENCH_STRICT=1 to exit 1 when a target fails, BENCH_TUNNEL_PATHS (raw,svcd,openssh) to
+ * measure only some paths, BENCH_TUNNEL_DIRECTIONS (upload,download) to measure only one way, BENCH_SVCD_NODE_ARGS / BENCH_SVC_NODE_ARGS for extra node flags (e.g. --cpu-prof).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -51,6 +52,13 @@ const TARGETS = { minSvcdToOpenSsh: 0.8, minSvcdToRaw: 0.25 };
 const SIZE_MIB = envNumber('BENCH_TUNNEL_MIB', 1024, 65_536);
 const RUNS = envNumber('BENCH_TUNNEL_RUNS', 3, 50);
 const STRICT = process.env['BENCH_STRICT'] === '1';
+/** Extra node flags for the svcd and svc children, e.g. `--cpu-prof`. */
+const SVCD_NODE_ARGS = (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+const SVC_NODE_ARGS = (process.env['BENCH_SVC_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** Paths to measure, comma-separated: raw, svcd, openssh (default all). */
+const PATHS = new Set((process.env['BENCH_TUNNEL_PATHS'] ?? 'raw,svcd,openssh').split(','));
+/** Directions to measure, comma-separated: upload, download (default both). */
+const DIRECTIONS = new Set((process.env['BENCH_TUNNEL_DIRECTIONS'] ?? 'upload,download').split(','));
 const SIZE = SIZE_MIB * MIB;
 /** One transfer may take this long: 30 s plus 5 s per 25 MiB (i.e. a 5 MiB/s floor). */
 const TRANSFER_TIMEOUT_MS = 30_000 + SIZE_MIB * 200;
@@ -211,9 +219,21 @@ interface PathResult {
   median: Record<Direction, number>;
 }
 
-async function measure(path: string, port: number): Promise<PathResult> {
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN when it cannot be read. */
+async function cpuSeconds(pid: number | undefined): Promise<number> {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Measures RUNS transfers each way; with `processes`, also reports their CPU seconds per GiB moved. */
+async function measure(path: string, port: number, processes: Managed[] = []): Promise<PathResult> {
   const runs: Record<Direction, number[]> = { upload: [], download: [] };
-  for (const direction of ['upload', 'download'] as const) {
+  for (const direction of (['upload', 'download'] as const).filter((d) => DIRECTIONS.has(d))) {
+    const before = await Promise.all(processes.map((p) => cpuSeconds(p.proc.pid)));
     for (let i = 0; i < RUNS; i++) {
       const mibPerSecond = await transfer(port, direction);
       runs[direction].push(mibPerSecond);
@@ -221,6 +241,11 @@ async function measure(path: string, port: number): Promise<PathResult> {
         `bench: ${path} ${direction} run ${i + 1}/${RUNS}: ${mibPerSecond.toFixed(0)} MiB/s\n`,
       );
     }
+    const after = await Promise.all(processes.map((p) => cpuSeconds(p.proc.pid)));
+    const gib = (RUNS * SIZE_MIB) / 1024;
+    const perGib = processes.map((p, i) => `${p.name} ${((after[i]! - before[i]!) / gib).toFixed(2)}`);
+    if (processes.length)
+      process.stderr.write(`bench: ${path} ${direction} CPU s/GiB: ${perGib.join(', ')}\n`);
   }
   return {
     path,
@@ -235,7 +260,10 @@ async function measure(path: string, port: number): Promise<PathResult> {
 
 const tomlString = (value: string) => JSON.stringify(value);
 
-async function startSvcdTunnel(workDir: string, sinkPort: number): Promise<number> {
+async function startSvcdTunnel(
+  workDir: string,
+  sinkPort: number,
+): Promise<{ port: number; processes: Managed[] }> {
   for (const file of [SVCD_MAIN, SVC_MAIN]) {
     if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
   }
@@ -256,7 +284,9 @@ async function startSvcdTunnel(workDir: string, sinkPort: number): Promise<numbe
     '',
   ].join('\n');
   await writeFile(configPath, config, { mode: 0o600 });
-  const svcd = startChild('svcd', process.execPath, [SVCD_BIN, '-c', configPath], { cwd: workDir });
+  const svcd = startChild('svcd', process.execPath, [...SVCD_NODE_ARGS, SVCD_BIN, '-c', configPath], {
+    cwd: workDir,
+  });
   await waitForAccept(apiPort, svcd);
   const api = `http://${HOST}:${apiPort}/api/v1`;
   const authorization = `Basic ${Buffer.from(`${API_USER.name}:${API_USER.password}`).toString('base64')}`;
@@ -277,6 +307,7 @@ async function startSvcdTunnel(workDir: string, sinkPort: number): Promise<numbe
     'svc agent',
     process.execPath,
     [
+      ...SVC_NODE_ARGS,
       SVC_BIN,
       '--auth',
       `${CLIENT_AUTH.id}:${CLIENT_AUTH.password}`,
@@ -311,7 +342,7 @@ async function startSvcdTunnel(workDir: string, sinkPort: number): Promise<numbe
       if (String(lport) !== String(tunnelPort))
         throw new Error(`tunnel opened on ${String(lport)}: ${put.text}`);
       await waitForAccept(tunnelPort, svcd);
-      return tunnelPort;
+      return { port: tunnelPort, processes: [svcd, agent] };
     }
     last = `HTTP ${put.status} ${put.text}`;
     await sleep(200);
@@ -435,15 +466,22 @@ async function main(): Promise<boolean> {
         .join(' ')}\n`,
     );
     const sink = await startSink();
-    results.push(await measure('raw loopback TCP', sink.port));
-    const svcdPort = await startSvcdTunnel(workDir, sink.port);
-    results.push(await measure('svcd tunnel', svcdPort));
-    const missing = await ensureOpenSsh();
+    const skipped = (path: string) => unavailable(path, 'skipped (BENCH_TUNNEL_PATHS)');
+    const raw = 'raw loopback TCP';
+    results.push(PATHS.has('raw') ? await measure(raw, sink.port) : skipped(raw));
+    const svcd = 'svcd tunnel';
+    results.push(
+      PATHS.has('svcd')
+        ? await startSvcdTunnel(workDir, sink.port).then((t) => measure(svcd, t.port, t.processes))
+        : skipped(svcd),
+    );
+    const openssh = `OpenSSH ssh -L ${CIPHER}`;
+    const missing = PATHS.has('openssh') ? await ensureOpenSsh() : 'skipped (BENCH_TUNNEL_PATHS)';
     if (missing) {
-      results.push(unavailable(`OpenSSH ssh -L ${CIPHER}`, missing));
+      results.push(unavailable(openssh, missing));
     } else {
       const sshPort = await startOpenSshTunnel(workDir, sink.port);
-      results.push(await measure(`OpenSSH ssh -L ${CIPHER}`, sshPort));
+      results.push(await measure(openssh, sshPort));
     }
   } finally {
     await stopAllChildren();
@@ -483,7 +521,7 @@ function report(results: PathResult[]): boolean {
       ['svcd / raw', raw, TARGETS.minSvcdToRaw],
     ];
     for (const [name, base, target] of checks) {
-      if (!svcd || !base?.available) {
+      if (!svcd?.available || !base?.available) {
         lines.push(`| ${name} | ${direction} | n/a | ≥ ${target} | NOT MEASURED |`);
         allPass = false;
         continue;

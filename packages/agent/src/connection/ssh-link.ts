@@ -1,6 +1,8 @@
 import type { Duplex } from 'node:stream';
-import { Client, type ClientChannel } from 'ssh2';
-import { WebSocket, createWebSocketStream } from 'ws';
+import type { Client, ClientChannel } from 'ssh2';
+import { ssh2 } from '@svc/platform/ssh2';
+import { WebSocket } from 'ws';
+import { ZERO_MASK, webSocketByteStream } from '@svc/platform';
 import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
@@ -40,8 +42,12 @@ export function openLink(options: LinkOptions): Promise<Link> {
   const { url, credentials, fingerprint: expected, signal } = options;
   return new Promise<Link>((resolve, reject) => {
     if (signal?.aborted) return reject(new LinkError('aborted', 'the agent is stopping'));
-    const ws = new WebSocket(url, WS_SUBPROTOCOL, { perMessageDeflate: false, handshakeTimeout: timeout });
-    const ssh = new Client();
+    const ws = new WebSocket(url, WS_SUBPROTOCOL, {
+      perMessageDeflate: false,
+      handshakeTimeout: timeout,
+      ...ZERO_MASK,
+    });
+    const ssh = new ssh2.Client();
     let settled = false;
     let actual: string | undefined;
     let mismatch = false;
@@ -68,7 +74,7 @@ export function openLink(options: LinkOptions): Promise<Link> {
       fail(new LinkError('unreachable', `cannot open a WebSocket to ${url}: ${err.message}`));
     });
     ws.once('open', () => {
-      const sock: Duplex = createWebSocketStream(ws);
+      const sock: Duplex = webSocketByteStream(ws);
       // Failures of the stream surface as ssh2 'error'/'close'; this only keeps them from being unhandled.
       sock.on('error', (err) => (lastError = err.message));
       ssh.connect({

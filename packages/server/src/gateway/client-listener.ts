@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
-import type { Logger } from '@svc/platform';
+import { webSocketByteStream, type Logger } from '@svc/platform';
 import { splitHostPort } from '../infra/address.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import { refuseUpgrade, sendError, type ListenerError } from './http-reply.js';
@@ -84,7 +84,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
 
   const admit = (ws: WebSocket, req: IncomingMessage, release: () => void) => {
     ws.on('error', (err) => log.debug({ err }, 'agent websocket error'));
-    const stream = createWebSocketStream(ws);
+    const stream = webSocketByteStream(ws);
     // The stream emits 'close' only when destroyed; ssh2 needs it to notice the end of the connection.
     ws.once('close', () => stream.destroy());
     const remote = { ip: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 };

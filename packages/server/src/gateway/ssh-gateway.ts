@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-// ssh2 is CommonJS: Node's ESM loader sees only its default export.
-import ssh2, { type ClientInfo, type Connection, type Server } from 'ssh2';
+import type { ClientInfo, Connection, Server } from 'ssh2';
+import { ssh2 } from '@svc/platform/ssh2';
 import { AgentConnection, type AgentConnectionDeps } from './agent-connection.js';
 import type { RemoteAddress } from './client-listener.js';
 

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { afterEach, describe, expect, test } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ZERO_MASK, webSocketByteStream } from '@svc/platform';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+/** A ws server and client on 127.0.0.1; `raw` collects the bytes the server's socket receives. */
+async function pair(clientOptions: object = ZERO_MASK) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  await once(wss, 'listening');
+  const raw: Buffer[] = [];
+  const serverSide = new Promise<Duplex>((resolve) =>
+    wss.once('connection', (ws, req) => {
+      // Ahead of ws's own listener, which unmasks frames in place.
+      req.socket.prependListener('data', (chunk: Buffer) => raw.push(Buffer.from(chunk)));
+      resolve(webSocketByteStream(ws));
+    }),
+  );
+  const { port } = wss.address() as AddressInfo;
+  const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false, ...clientOptions });
+  await once(client, 'open');
+  const clientStream = webSocketByteStream(client);
+  const serverStream = await serverSide;
+  cleanups.push(() => {
+    client.terminate();
+    return new Promise<void>((resolve) => wss.close(() => resolve()));
+  });
+  return { clientStream, serverStream, raw };
+}
+
+/** Reads `length` bytes from the stream, leaving it open. */
+function readBytes(stream: Duplex, length: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let got = 0;
+  return new Promise((resolve) => {
+    const onData = (chunk: Buffer) => {
+      parts.push(chunk);
+      got += chunk.length;
+      if (got < length) return;
+      stream.off('data', onData);
+      resolve(Buffer.concat(parts));
+    };
+    stream.on('data', onData);
+  });
+}
+
+describe('webSocketByteStream', () => {
+  test('many packets written at once arrive complete and in order, both ways', async () => {
+    const { clientStream, serverStream } = await pair();
+    // 600 writes of 32 KiB without waiting: most of them queue behind the first and leave batched.
+    const packets = Array.from({ length: 600 }, () => randomBytes(32 * 1024));
+    const expected = Buffer.concat(packets);
+    const up = readBytes(serverStream, expected.length);
+    for (const packet of packets) clientStream.write(packet);
+    expect((await up).equals(expected)).toBe(true);
+    const down = readBytes(clientStream, expected.length);
+    for (const packet of packets) serverStream.write(packet);
+    expect((await down).equals(expected)).toBe(true);
+  });
+
+  test('ZERO_MASK frames carry the mask bit with a zero key, so the payload is sent as it is', async () => {
+    const { clientStream, serverStream, raw } = await pair();
+    const marker = Buffer.from('svc-zero-mask-marker');
+    const received = readBytes(serverStream, marker.length);
+    clientStream.write(marker);
+    expect((await received).equals(marker)).toBe(true);
+    const bytes = Buffer.concat(raw);
+    const at = bytes.indexOf(marker);
+    expect(at).toBeGreaterThanOrEqual(6);
+    expect(bytes[at - 5]).toBe(0x80 | marker.length);
+    expect([...bytes.subarray(at - 4, at)]).toEqual([0, 0, 0, 0]);
+  });
+
+  test('without ZERO_MASK the client masks with a random key (the payload is not visible)', async () => {
+    const { clientStream, serverStream, raw } = await pair({});
+    const marker = Buffer.from('svc-zero-mask-marker');
+    const received = readBytes(serverStream, marker.length);
+    clientStream.write(marker);
+    expect((await received).equals(marker)).toBe(true);
+    expect(Buffer.concat(raw).indexOf(marker)).toBe(-1);
+  });
+});
