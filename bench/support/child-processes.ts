@@ -56,16 +56,14 @@ export class Managed {
     return this.output.trim() ? this.output.trim() : '(no output)';
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within STOP_TIMEOUT_MS. */
-  async stop(): Promise<void> {
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+  async stop(graceMs = STOP_TIMEOUT_MS): Promise<void> {
     if (!this.running) return;
     this.proc.kill('SIGTERM');
     const timedOut = Symbol('timeout');
-    const outcome = await Promise.race([this.exited, sleep(STOP_TIMEOUT_MS, timedOut, { ref: false })]);
+    const outcome = await Promise.race([this.exited, sleep(graceMs, timedOut, { ref: false })]);
     if (outcome === timedOut && this.running) {
-      process.stderr.write(
-        `bench: ${this.name} ignored SIGTERM for ${STOP_TIMEOUT_MS} ms; sending SIGKILL\n`,
-      );
+      process.stderr.write(`bench: ${this.name} ignored SIGTERM for ${graceMs} ms; sending SIGKILL\n`);
       this.proc.kill('SIGKILL');
       await Promise.race([this.exited, sleep(STOP_TIMEOUT_MS, undefined, { ref: false })]);
     }

@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { Backoff } from '@svc/platform';
 import { startTestServer, type TestServer } from '../../../test-support/server.js';
@@ -156,5 +157,32 @@ test('after svcd drops the link the agent reconnects', async () => {
   } finally {
     await agent.stop();
     await running;
+  }
+});
+
+test('a server that vanishes without a close frame (killed) is noticed at once, not at the next ping', async () => {
+  // A TCP relay in front of svcd: cutting its sockets is what the agent sees when svcd is killed.
+  const sockets = new Set<Socket>();
+  const relay = createServer((inbound) => {
+    const outbound = connect(svcd.server.clientPort, '127.0.0.1');
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const relayUrl = `ws://127.0.0.1:${(relay.address() as AddressInfo).port}/`;
+  try {
+    const link = await openLink(linkOptions({ url: relayUrl }));
+    let closedAt = 0;
+    void link.closed.then(() => (closedAt = Date.now()));
+    const cutAt = Date.now();
+    for (const socket of sockets) socket.destroy();
+    // Pings run every 20 s here; the link must be reported gone well before that.
+    await vi.waitFor(() => expect(closedAt).toBeGreaterThan(0), { timeout: 5_000 });
+    expect(closedAt - cutAt).toBeLessThan(5_000);
+  } finally {
+    await new Promise<void>((resolve) => relay.close(() => resolve()));
   }
 });

@@ -7,6 +7,11 @@ import { loadConfig, runServer } from './cli/run.js';
 import { runUserCommand, type UserAction } from './cli/user-command.js';
 import { SVCD_VERSION } from './version.js';
 
+// Small Buffers are normally cut from shared 8 KiB slabs; ssh2 keeps a few tiny ones per connection (identification
+// strings, the GCM tag), each pinning a whole slab for as long as the agent stays connected: ~3 KiB per idle agent
+// (idle-clients bench). Without the pool each small Buffer gets its own memory; the tunnel bench shows no cost.
+Buffer.poolSize = 0;
+
 function fail(err: unknown): never {
   const message = err instanceof ConfigError || err instanceof Error ? err.message : String(err);
   process.stderr.write(`svcd: ${message}\n`);

@@ -77,6 +77,9 @@ export function openLink(options: LinkOptions): Promise<Link> {
       const sock: Duplex = webSocketByteStream(ws);
       // Failures of the stream surface as ssh2 'error'/'close'; this only keeps them from being unhandled.
       sock.on('error', (err) => (lastError = err.message));
+      // The stream emits 'close' only when destroyed, and ssh2 waits for it: without this a svcd that died
+      // (socket closed, no close frame) would be noticed only when the next ping times out.
+      ws.once('close', () => sock.destroy());
       ssh.connect({
         sock,
         username: credentials.id,

@@ -47,7 +47,9 @@ export class AgentConnection implements LiveConnection {
   private peer: ControlPeer | undefined;
   private sessions = 0;
   private loginFailures = 0;
-  private timers: NodeJS.Timeout[] = [];
+  /** Pending timers; a timer leaves the set when it fires, so a long-lived connection keeps only its keepalive. */
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private helloTimer: NodeJS.Timeout | undefined;
   private pinging = false;
   private ended = false;
   private closing = false;
@@ -105,10 +107,20 @@ export class AgentConnection implements LiveConnection {
     this.stream.destroy();
   }
 
-  private after(ms: number, fn: () => void): void {
-    const timer = setTimeout(fn, ms);
+  private after(ms: number, fn: () => void): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
     timer.unref();
-    this.timers.push(timer);
+    this.timers.add(timer);
+    return timer;
+  }
+
+  private cancel(timer: NodeJS.Timeout | undefined): void {
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.timers.delete(timer);
   }
 
   private authenticate(ctx: AuthContext): void {
@@ -144,7 +156,7 @@ export class AgentConnection implements LiveConnection {
   }
 
   private loggedIn(): void {
-    this.after(this.deps.settings.helloTimeoutMs, () => {
+    this.helloTimer = this.after(this.deps.settings.helloTimeoutMs, () => {
       if (this.clientId === undefined) this.drop('no hello in time');
     });
   }
@@ -207,6 +219,8 @@ export class AgentConnection implements LiveConnection {
       throw new ControlError(CONTROL_ERRORS.alreadyConnected, result.message);
     }
     this.clientId = hello.client_id;
+    this.cancel(this.helloTimer);
+    this.helloTimer = undefined;
     log.info(
       { client_id: this.clientId, client_auth_id: this.authId, address: result.record.address },
       'client connected',
@@ -230,6 +244,6 @@ export class AgentConnection implements LiveConnection {
         .finally(() => (this.pinging = false));
     }, interval);
     timer.unref();
-    this.timers.push(timer);
+    this.timers.add(timer);
   }
 }

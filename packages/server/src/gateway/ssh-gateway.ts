@@ -63,6 +63,8 @@ export class SshGateway {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      // Let go of this closure (timer, key) once the handshake is over: connections live for months.
+      stream.off('close', finish);
       if (this.pending.get(key)?.stream === stream) this.pending.delete(key);
       release();
     };

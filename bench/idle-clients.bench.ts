@@ -1,0 +1,265 @@
+/**
+ * Idle connected clients (issue 3): BENCH_CLIENTS simulated svc agents (default 10,000, spread over BENCH_WORKERS
+ * simulator processes) connect to one real svcd and stay idle (keepalive pings only). Reports svcd's RSS per
+ * client (VmRSS settled after all are connected and listed, minus VmRSS before the first client) and the latency
+ * of GET /api/v1/clients?page[limit]=50 at that client count (sequential Bearer requests).
+ *
+ *   npm run build && npm run bench:idle
+ *
+ * Environment: BENCH_CLIENTS (10000), BENCH_WORKERS (4), BENCH_CONNECT_CONCURRENCY (32 first attempts in flight),
+ * BENCH_REQUESTS (300), BENCH_SETTLE_SECONDS (20 s of RSS samples after connecting), BENCH_CONNECT_TIMEOUT
+ * (900 s), BENCH_MAX_HANDSHAKES (svcd's max_concurrent_ssh_handshakes; unset = svcd's default),
+ * BENCH_SVCD_NODE_ARGS (extra node flags for svcd), BENCH_STRICT=1 (exit 1 when a target fails).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiClient, type StatusData } from './support/api-client.js';
+import { envNumber, stopAllChildren } from './support/child-processes.js';
+import { sequentialLatencies, summarize } from './support/latency.js';
+import {
+  checksTable,
+  loadAverage,
+  machine,
+  progress,
+  table,
+  writeResult,
+  type Check,
+} from './support/report.js';
+import { SimulatorFleet, type FleetStats } from './support/simulator-fleet.js';
+import { API_USER, CLIENT_AUTH, SvcdProcess } from './support/svcd-process.js';
+
+const TARGETS = { maxRssPerClientKiB: 32, maxClientsP99Ms: 50 };
+
+const CLIENTS = envNumber('BENCH_CLIENTS', 10_000, 100_000);
+const WORKERS = envNumber('BENCH_WORKERS', 4, 64);
+const CONNECT_CONCURRENCY = envNumber('BENCH_CONNECT_CONCURRENCY', 32, 10_000);
+const REQUESTS = envNumber('BENCH_REQUESTS', 300, 100_000);
+const SETTLE_SECONDS = envNumber('BENCH_SETTLE_SECONDS', 20, 3600);
+const CONNECT_TIMEOUT_S = envNumber('BENCH_CONNECT_TIMEOUT', 900, 86_400);
+const MAX_HANDSHAKES = process.env['BENCH_MAX_HANDSHAKES'] ? envNumber('BENCH_MAX_HANDSHAKES', 1, 10_000) : 0;
+const SVCD_NODE_ARGS = (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+const STRICT = process.env['BENCH_STRICT'] === '1';
+const LIST_PATH = '/clients?page[limit]=50';
+const WARMUP_REQUESTS = 30;
+/** RSS samples (one per second) whose median is the settled value. */
+const SETTLED_SAMPLES = 5;
+/** How long svcd may take to stop gracefully with every client connected before it is killed. */
+const STOP_GRACE_MS = 120_000;
+
+const median = (values: number[]) => summarize(values).p50;
+const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
+
+/** One VmRSS sample per second for `seconds`; returns them all. */
+async function sampleRss(svcd: SvcdProcess, seconds: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < seconds; i++) {
+    samples.push(svcd.rssKiB());
+    await sleep(1_000);
+  }
+  return samples;
+}
+
+function describeFleet(s: FleetStats): string {
+  const failures = Object.entries(s.failures)
+    .map(([cause, n]) => `${cause} ${n}`)
+    .join(', ');
+  return (
+    `${s.connected}/${CLIENTS} connected, ${s.handshaking} handshaking, ${s.backingOff} backing off, ` +
+    `${s.notStarted} not started${failures ? `; failed attempts: ${failures}` : ''}`
+  );
+}
+
+/** Waits (at most 60 s) until svcd's /status counts `count` connected clients. */
+async function waitListed(api: ApiClient, count: number): Promise<StatusData> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const status = (await api.getJson<StatusData>('/status')).data;
+    if (status.clients_connected === count) return status;
+    if (Date.now() > deadline)
+      throw new Error(`svcd lists ${status.clients_connected} connected clients, expected ${count}`);
+    await sleep(250);
+  }
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  await stopAllChildren();
+}
+
+async function main(): Promise<boolean> {
+  const loadBefore = loadAverage();
+  const workDir = await mkdtemp(join(tmpdir(), 'svc-idle-bench-'));
+  cleanups.push(() => rm(workDir, { recursive: true, force: true }));
+  const svcd = new SvcdProcess({ workDir, maxHandshakes: MAX_HANDSHAKES, nodeArgs: SVCD_NODE_ARGS });
+  cleanups.push(() => svcd.stop());
+  progress(`${CLIENTS} clients in ${WORKERS} simulator processes; load average ${loadBefore}`);
+  await svcd.start();
+  const api = new ApiClient(svcd.apiBase, 1);
+  cleanups.push(() => Promise.resolve(api.close()));
+  await api.login(API_USER.name, API_USER.password);
+  const fingerprint = (await api.getJson<StatusData>('/status')).data.fingerprint;
+
+  // Warm the API paths up before the baseline so the JIT's code is not counted as per-client memory.
+  await sequentialLatencies(api, LIST_PATH, WARMUP_REQUESTS);
+  await sequentialLatencies(api, '/status', WARMUP_REQUESTS);
+  const rssBeforeSamples = await sampleRss(svcd, SETTLED_SAMPLES);
+  const rssBefore = median(rssBeforeSamples);
+  progress(`svcd RSS before any client: ${mib(rssBefore)}`);
+
+  const fleet = new SimulatorFleet({
+    url: svcd.agentUrl,
+    authId: CLIENT_AUTH.id,
+    password: CLIENT_AUTH.password,
+    fingerprint,
+    clients: CLIENTS,
+    workers: WORKERS,
+    startConcurrency: CONNECT_CONCURRENCY,
+  });
+  cleanups.push(() => fleet.stop());
+  const connectStart = performance.now();
+  const cpuBefore = svcd.cpuMs();
+  fleet.start();
+  const connected = await fleet.waitAllConnected(CONNECT_TIMEOUT_S * 1000, (s) =>
+    progress(`${describeFleet(s)}; svcd RSS ${mib(svcd.rssKiB())}`),
+  );
+  const connectSeconds = (performance.now() - connectStart) / 1000;
+  const connectCpuMs = svcd.cpuMs() - cpuBefore;
+  const status = await waitListed(api, CLIENTS);
+  const listedConnected = await api.getJson('/clients?filter[connection_state]=connected&page[limit]=1');
+  if (listedConnected.meta?.count !== CLIENTS)
+    throw new Error(
+      `GET /clients lists ${String(listedConnected.meta?.count)} connected, expected ${CLIENTS}`,
+    );
+  progress(
+    `all ${CLIENTS} connected in ${connectSeconds.toFixed(1)} s and listed; sampling svcd RSS for ${SETTLE_SECONDS} s`,
+  );
+
+  const rssAfterSamples = await sampleRss(svcd, SETTLE_SECONDS);
+  const rssAfter = median(rssAfterSamples.slice(-SETTLED_SAMPLES));
+  const perClientKiB = (rssAfter - rssBefore) / CLIENTS;
+  progress(`svcd RSS ${mib(rssAfter)}: ${perClientKiB.toFixed(1)} KiB per client; timing GET ${LIST_PATH}`);
+
+  await sequentialLatencies(api, LIST_PATH, WARMUP_REQUESTS);
+  const latencies = summarize(await sequentialLatencies(api, LIST_PATH, REQUESTS));
+  const sample = await api.getJson<unknown[]>(LIST_PATH);
+  if (sample.meta?.count !== CLIENTS || sample.data.length !== 50)
+    throw new Error(`GET ${LIST_PATH}: count ${String(sample.meta?.count)}, ${sample.data.length} records`);
+  const rssAfterRequests = svcd.rssKiB();
+  const held = fleet.stats();
+  fleet.check();
+  progress(`SIGTERM to svcd with ${CLIENTS} clients connected`);
+  const stopStart = performance.now();
+  await svcd.stop(STOP_GRACE_MS);
+  const stopSeconds = (performance.now() - stopStart) / 1000;
+
+  const checks: Check[] = [
+    {
+      target: 'svcd RSS per idle client',
+      value: `${perClientKiB.toFixed(1)} KiB`,
+      limit: `<= ${TARGETS.maxRssPerClientKiB} KiB`,
+      pass: perClientKiB <= TARGETS.maxRssPerClientKiB,
+    },
+    {
+      target: `GET ${LIST_PATH} p99 at ${CLIENTS} clients`,
+      value: `${latencies.p99.toFixed(1)} ms`,
+      limit: `< ${TARGETS.maxClientsP99Ms} ms`,
+      pass: latencies.p99 < TARGETS.maxClientsP99Ms,
+    },
+  ];
+  const figures = {
+    clients: CLIENTS,
+    workers: WORKERS,
+    connectSeconds,
+    connectsPerSecond: CLIENTS / connectSeconds,
+    svcdCpuMsPerConnect: connectCpuMs / CLIENTS,
+    rssBeforeKiB: rssBefore,
+    rssAfterKiB: rssAfter,
+    rssPeakKiB: Math.max(...rssAfterSamples),
+    rssAfterRequestsKiB: rssAfterRequests,
+    perClientKiB,
+    clientsListMs: latencies,
+    simulatorRssKiB: held.rssKiB,
+    disconnectsWhileHeld: held.disconnects,
+    gracefulStopSeconds: stopSeconds,
+  };
+  const out = [
+    '',
+    `Idle connected clients: ${CLIENTS} simulated agents in ${WORKERS} processes, one svcd ` +
+      `(load average before ${loadBefore}, after ${loadAverage()})`,
+    '',
+    table(
+      ['figure', 'value'],
+      [
+        ['connect time (all listed as connected)', `${connectSeconds.toFixed(1)} s`],
+        ['connects/s', (CLIENTS / connectSeconds).toFixed(0)],
+        ['svcd CPU per connect', `${(connectCpuMs / CLIENTS).toFixed(2)} ms`],
+        ['svcd RSS before any client (median of 5 s)', mib(rssBefore)],
+        [`svcd RSS with ${CLIENTS} clients (median of the last 5 of ${SETTLE_SECONDS} s)`, mib(rssAfter)],
+        ['svcd RSS peak while settling', mib(figures.rssPeakKiB)],
+        ['svcd RSS after the list requests', mib(rssAfterRequests)],
+        ['svcd RSS per client', `${perClientKiB.toFixed(1)} KiB`],
+        [
+          `GET ${LIST_PATH} (${REQUESTS} sequential) p50 / p90 / p99 / max`,
+          [latencies.p50, latencies.p90, latencies.p99, latencies.max].map((v) => v.toFixed(1)).join(' / ') +
+            ' ms',
+        ],
+        [
+          '/status clients_connected / disconnected',
+          `${status.clients_connected} / ${status.clients_disconnected}`,
+        ],
+        ['links lost while held (should be 0)', String(held.disconnects)],
+        ['simulator RSS (all workers)', mib(held.rssKiB)],
+        [`svcd graceful stop (SIGTERM to exit) with ${CLIENTS} connected`, `${stopSeconds.toFixed(1)} s`],
+      ],
+    ),
+    '',
+    checksTable(checks),
+    '',
+  ];
+  const file = await writeResult('idle-clients', {
+    date: new Date().toISOString(),
+    settings: {
+      clients: CLIENTS,
+      workers: WORKERS,
+      connectConcurrency: CONNECT_CONCURRENCY,
+      requests: REQUESTS,
+      settleSeconds: SETTLE_SECONDS,
+      maxHandshakes: MAX_HANDSHAKES,
+      svcdNodeArgs: SVCD_NODE_ARGS,
+    },
+    machine: machine(),
+    targets: TARGETS,
+    checks,
+    figures,
+    rssSamplesKiB: { before: rssBeforeSamples, after: rssAfterSamples },
+    fleet: connected,
+  });
+  out.push(`results written to ${file}`, '');
+  process.stdout.write(out.join('\n'));
+  return checks.every((c) => c.pass);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    progress(`${signal}: stopping svcd and the simulators`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+try {
+  const pass = await main();
+  if (!pass) {
+    progress('at least one target FAILED (see the table above)');
+    if (STRICT) process.exitCode = 1;
+  }
+} catch (err) {
+  process.stderr.write(
+    `\nbench FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+}

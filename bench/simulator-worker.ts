@@ -1,0 +1,69 @@
+/**
+ * Child process of the load benchmarks: holds N simulated svc agents (bench/support/load-simulator.ts) and prints
+ * their counts as JSON lines on stdout: `{"type":"stats","worker":0,"connected":..,...}` every 250 ms while
+ * something changes, at least every 2 s. SIGUSR2 sets the mark (see LoadSimulator.mark). Stops on SIGTERM/SIGINT,
+ * or by itself when its parent is gone.
+ *
+ *   node --import tsx bench/simulator-worker.ts '{"worker":0,"url":"ws://127.0.0.1:8080","authId":"..",
+ *     "password":"..","fingerprint":"..","idPrefix":"sim-0-","count":2500,"startConcurrency":8}'
+ */
+import { LoadSimulator, type SimulatorOptions } from './support/load-simulator.js';
+
+interface WorkerConfig extends SimulatorOptions {
+  worker: number;
+}
+
+const REPORT_MS = 250;
+const HEARTBEAT_MS = 2_000;
+
+function parseConfig(text: string | undefined): WorkerConfig {
+  const config = JSON.parse(text ?? '') as Partial<WorkerConfig>;
+  for (const key of ['url', 'authId', 'password', 'fingerprint', 'idPrefix'] as const)
+    if (typeof config[key] !== 'string') throw new Error(`config.${key} must be a string`);
+  for (const key of ['worker', 'count', 'startConcurrency'] as const)
+    if (!Number.isInteger(config[key])) throw new Error(`config.${key} must be a whole number`);
+  return config as WorkerConfig;
+}
+
+const config = parseConfig(process.argv[2]);
+const simulator = new LoadSimulator(config);
+const parent = process.ppid;
+
+let lastStats = '';
+let lastWrite = 0;
+function report(force = false): void {
+  const stats = { type: 'stats', worker: config.worker, ...simulator.snapshot() };
+  const text = JSON.stringify(stats);
+  const now = Date.now();
+  if (!force && text === lastStats && now - lastWrite < HEARTBEAT_MS) return;
+  lastStats = text;
+  lastWrite = now;
+  const rssKiB = Math.round(process.memoryUsage.rss() / 1024);
+  process.stdout.write(`${JSON.stringify({ ...stats, rssKiB })}\n`);
+}
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  clearInterval(ticker);
+  await simulator.stop();
+  report(true);
+  process.exit(0);
+}
+
+const ticker = setInterval(() => {
+  // Reparented: the bench died without stopping us.
+  if (process.ppid !== parent) void stop();
+  else report();
+}, REPORT_MS);
+process.stdout.on('error', () => void stop());
+process.once('SIGTERM', () => void stop());
+process.once('SIGINT', () => void stop());
+process.on('SIGUSR2', () => {
+  simulator.mark();
+  report(true);
+});
+
+report(true);
+await simulator.start();

@@ -1,0 +1,325 @@
+/**
+ * Many simulated svc agents in one process. Each one behaves like packages/agent/src/connection/agent.ts: the same
+ * link (openLink: WebSocket → SSH password login → control subsystem), hello with a session id that is random per
+ * agent and kept across reconnects, pings every min(20 s, server's interval), and after any failure or lost link a
+ * retry with the agent's Backoff (full jitter, 1 s .. 5 min, reset after an accepted hello).
+ */
+import { randomUUID } from 'node:crypto';
+import { openLink, type Link } from '../../packages/agent/src/connection/ssh-link.js';
+import { SVC_VERSION } from '../../packages/agent/src/version.js';
+import { Backoff } from '../../packages/platform/src/backoff.js';
+import { ControlError, ControlPeer } from '../../packages/platform/src/control-peer.js';
+import type { Hello } from '../../packages/protocol/src/index.js';
+import { TEST_FACTS } from '../../test-support/facts.js';
+
+export interface SimulatorOptions {
+  /** ws://host:port of svcd's agent listener. */
+  url: string;
+  authId: string;
+  password: string;
+  fingerprint: string;
+  /** Client ids are `<idPrefix><n>`, n zero-padded. */
+  idPrefix: string;
+  count: number;
+  /** First connection attempts in flight at once (later reconnects are paced by the backoff only). */
+  startConcurrency: number;
+  /** The agent's defaults: 20 s keepalive, 5 min retry cap, 30 s handshake limit. */
+  keepaliveIntervalMs?: number;
+  maxRetryIntervalMs?: number;
+  handshakeTimeoutMs?: number;
+}
+
+export interface SimulatorStats {
+  total: number;
+  /** Hello accepted and the link still up. */
+  connected: number;
+  /** Opening a link or waiting for the hello reply. */
+  handshaking: number;
+  /** Sleeping before the next attempt. */
+  backingOff: number;
+  /** Not started yet (waiting for a start slot). */
+  notStarted: number;
+  attempts: number;
+  /** Accepted hellos. */
+  connects: number;
+  /** Links lost after an accepted hello. */
+  disconnects: number;
+  /** Failed attempts by cause. */
+  failures: Record<string, number>;
+  /** Date.now() of the last accepted hello. */
+  lastConnectAt: number;
+  /** Most failed attempts in a row of any agent, and the largest backoff delay drawn. */
+  maxFailStreak: number;
+  maxDelayMs: number;
+  /** Date.now() of the last mark() (0 = none), e.g. just before svcd is killed. */
+  markAt: number;
+  /** Agents connected on a link that was accepted after the mark. */
+  connectedSinceMark: number;
+  /** Date.now() of the first and the last lost link after the mark (0 = none). */
+  firstDropAfterMark: number;
+  lastDropAfterMark: number;
+}
+
+type AgentState = 'notStarted' | 'handshaking' | 'connected' | 'backingOff';
+
+/** Short, countable cause of a failed attempt. */
+export function failureCause(message: string): string {
+  if (/ECONNREFUSED/.test(message)) return 'connection refused';
+  if (/ECONNRESET|socket hang up/.test(message)) return 'connection reset';
+  if (/server response: 503/.test(message)) return 'busy (HTTP 503)';
+  if (/timed out|timeout|no reply within/i.test(message)) return 'timeout';
+  if (/already connected/.test(message)) return 'id already connected';
+  if (/closed the connection during the handshake/.test(message)) return 'closed during handshake';
+  return message.slice(0, 80);
+}
+
+class SimulatedAgent {
+  readonly sessionId = randomUUID();
+  state: AgentState = 'notStarted';
+  failStreak = 0;
+  /** Date.now() when the current link's hello was accepted. */
+  connectedAt = 0;
+  private readonly backoff: Backoff;
+  private link: Link | undefined;
+  private settled: (() => void) | undefined;
+
+  constructor(
+    readonly clientId: string,
+    private readonly fleet: LoadSimulator,
+    private readonly options: Required<SimulatorOptions>,
+  ) {
+    this.backoff = new Backoff({ baseMs: 1000, maxMs: options.maxRetryIntervalMs });
+  }
+
+  /** Runs until the signal aborts; `firstDone` is called once the first attempt has connected or failed. */
+  async run(signal: AbortSignal, firstDone: () => void): Promise<void> {
+    this.settled = firstDone;
+    while (!signal.aborted) {
+      const failure = await this.connectOnce(signal);
+      this.attemptSettled();
+      if (signal.aborted) break;
+      if (failure === undefined) this.failStreak = 0;
+      else this.fleet.failed(this, failure);
+      const delay = this.backoff.next();
+      this.fleet.delayDrawn(delay);
+      this.setState('backingOff');
+      await this.backoff.sleep(delay, signal);
+    }
+  }
+
+  /** Cuts the link at once (used when the simulator stops). */
+  destroy(): void {
+    this.link?.destroy();
+  }
+
+  /** The outcome of an attempt is known (hello accepted or attempt failed): frees its start slot once. */
+  private attemptSettled(): void {
+    const settled = this.settled;
+    this.settled = undefined;
+    settled?.();
+  }
+
+  private setState(state: AgentState): void {
+    this.fleet.moved(this.state, state);
+    this.state = state;
+  }
+
+  /** One attempt; resolves with the failure message, or undefined after a session that was accepted and ended. */
+  private async connectOnce(signal: AbortSignal): Promise<string | undefined> {
+    this.setState('handshaking');
+    this.fleet.attempted();
+    let link: Link;
+    try {
+      link = await openLink({
+        url: this.options.url,
+        credentials: { id: this.options.authId, password: this.options.password },
+        fingerprint: this.options.fingerprint,
+        handshakeTimeoutMs: this.options.handshakeTimeoutMs,
+        signal,
+      });
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+    this.link = link;
+    try {
+      return await this.converse(link);
+    } finally {
+      this.link = undefined;
+      link.close();
+    }
+  }
+
+  private async converse(link: Link): Promise<string | undefined> {
+    let markEnded: () => void = () => undefined;
+    const ended = new Promise<void>((resolve) => (markEnded = resolve));
+    const peer = new ControlPeer(link.control, { side: 'agent', onProtocolError: () => markEnded() });
+    peer.on('ping', () => ({}));
+    link.control.once('end', () => markEnded());
+    link.control.once('close', () => markEnded());
+    const hello: Hello = {
+      client_id: this.clientId,
+      name: this.clientId,
+      session_id: this.sessionId,
+      version: SVC_VERSION,
+      tags: ['simulated'],
+      labels: { bench: 'load-simulator' },
+      facts: { ...TEST_FACTS, hostname: this.clientId },
+    };
+    let keepaliveMs: number;
+    try {
+      const reply = await peer.request('hello', hello);
+      keepaliveMs = Math.min(this.options.keepaliveIntervalMs, reply.keepalive_interval_ms);
+    } catch (err) {
+      peer.close();
+      const message = err instanceof Error ? err.message : String(err);
+      return err instanceof ControlError ? `hello refused: ${message}` : `hello failed: ${message}`;
+    }
+    this.backoff.reset();
+    this.connectedAt = Date.now();
+    this.setState('connected');
+    this.fleet.connected();
+    this.attemptSettled();
+    const pinger = this.startPinging(peer, keepaliveMs, markEnded);
+    await Promise.race([ended, link.closed]);
+    clearTimeout(pinger.timer);
+    peer.close();
+    // As svc does: svcd went silent or dropped us, so cut the socket instead of waiting for a polite close.
+    link.destroy();
+    this.fleet.disconnected();
+    return undefined;
+  }
+
+  /** Pings every `ms`, never overlapping; silence (not an error reply) ends the session. */
+  private startPinging(peer: ControlPeer, ms: number, end: () => void): { timer?: NodeJS.Timeout } {
+    const handle: { timer?: NodeJS.Timeout } = {};
+    const schedule = () => {
+      handle.timer = setTimeout(() => {
+        peer.request('ping', {}, ms).then(
+          () => !peer.isClosed && schedule(),
+          (err: unknown) => (err instanceof ControlError && !peer.isClosed ? schedule() : end()),
+        );
+      }, ms);
+    };
+    schedule();
+    return handle;
+  }
+}
+
+/** Holds `count` simulated agents; start() launches them at a bounded rate, stop() cuts every link. */
+export class LoadSimulator {
+  private readonly stats: SimulatorStats;
+  private readonly agents: SimulatedAgent[] = [];
+  private readonly abort = new AbortController();
+  private readonly runs: Promise<void>[] = [];
+  private readonly startConcurrency: number;
+  private wakeStarter: (() => void) | undefined;
+
+  constructor(options: SimulatorOptions) {
+    const full: Required<SimulatorOptions> = {
+      keepaliveIntervalMs: 20_000,
+      maxRetryIntervalMs: 300_000,
+      handshakeTimeoutMs: 30_000,
+      ...options,
+    };
+    const digits = String(Math.max(0, options.count - 1)).length;
+    for (let n = 0; n < options.count; n++)
+      this.agents.push(
+        new SimulatedAgent(`${options.idPrefix}${String(n).padStart(digits, '0')}`, this, full),
+      );
+    this.stats = {
+      total: options.count,
+      connected: 0,
+      handshaking: 0,
+      backingOff: 0,
+      notStarted: options.count,
+      attempts: 0,
+      connects: 0,
+      disconnects: 0,
+      failures: {},
+      lastConnectAt: 0,
+      maxFailStreak: 0,
+      maxDelayMs: 0,
+      markAt: 0,
+      connectedSinceMark: 0,
+      firstDropAfterMark: 0,
+      lastDropAfterMark: 0,
+    };
+    this.startConcurrency = Math.max(1, options.startConcurrency);
+  }
+
+  /** Starts every agent, at most `startConcurrency` first attempts at a time; resolves once all have started. */
+  async start(): Promise<void> {
+    let free = this.startConcurrency;
+    const release = () => {
+      free += 1;
+      this.wakeStarter?.();
+    };
+    for (const agent of this.agents) {
+      while (free === 0 && !this.abort.signal.aborted)
+        await new Promise<void>((resolve) => (this.wakeStarter = resolve));
+      if (this.abort.signal.aborted) return;
+      free -= 1;
+      this.runs.push(agent.run(this.abort.signal, release));
+    }
+  }
+
+  /** Stops every agent and cuts its link. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.wakeStarter?.();
+    for (const agent of this.agents) agent.destroy();
+    await Promise.race([Promise.all(this.runs), new Promise((r) => setTimeout(r, 3000).unref())]);
+  }
+
+  /** Remembers now as the mark: connectedSinceMark counts only links accepted from now on. */
+  mark(): void {
+    this.stats.markAt = Date.now();
+    this.stats.firstDropAfterMark = 0;
+    this.stats.lastDropAfterMark = 0;
+  }
+
+  /** A copy of the counters. */
+  snapshot(): SimulatorStats {
+    const { markAt } = this.stats;
+    let connectedSinceMark = 0;
+    if (markAt > 0)
+      for (const agent of this.agents)
+        if (agent.state === 'connected' && agent.connectedAt >= markAt) connectedSinceMark += 1;
+    return { ...this.stats, failures: { ...this.stats.failures }, connectedSinceMark };
+  }
+
+  // Bookkeeping called by the agents.
+
+  attempted(): void {
+    this.stats.attempts += 1;
+  }
+
+  disconnected(): void {
+    const now = Date.now();
+    this.stats.disconnects += 1;
+    if (this.stats.markAt === 0) return;
+    if (this.stats.firstDropAfterMark === 0) this.stats.firstDropAfterMark = now;
+    this.stats.lastDropAfterMark = now;
+  }
+
+  moved(from: AgentState, to: AgentState): void {
+    this.stats[from] -= 1;
+    this.stats[to] += 1;
+  }
+
+  connected(): void {
+    this.stats.connects += 1;
+    this.stats.lastConnectAt = Date.now();
+  }
+
+  failed(agent: SimulatedAgent, message: string): void {
+    const cause = failureCause(message);
+    this.stats.failures[cause] = (this.stats.failures[cause] ?? 0) + 1;
+    agent.failStreak += 1;
+    this.stats.maxFailStreak = Math.max(this.stats.maxFailStreak, agent.failStreak);
+  }
+
+  delayDrawn(ms: number): void {
+    this.stats.maxDelayMs = Math.max(this.stats.maxDelayMs, ms);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * The bench side of the load simulator: starts W worker processes (bench/simulator-worker.ts) that share the
+ * clients between them, reads their JSON stats lines and sums them up.
+ */
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { children, startChild, type Managed } from './child-processes.js';
+import type { SimulatorStats } from './load-simulator.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const WORKER_SCRIPT = join(HERE, '..', 'simulator-worker.ts');
+
+export interface FleetOptions {
+  url: string;
+  authId: string;
+  password: string;
+  fingerprint: string;
+  clients: number;
+  workers: number;
+  /** First connection attempts in flight at once, over all workers. */
+  startConcurrency: number;
+}
+
+export interface FleetStats extends SimulatorStats {
+  workers: number;
+  /** Workers that have reported at least once. */
+  reporting: number;
+  /** Sum of the workers' RSS. */
+  rssKiB: number;
+}
+
+type WorkerStats = SimulatorStats & { rssKiB: number };
+
+export class SimulatorFleet {
+  private readonly workers: Managed[] = [];
+  private readonly latest = new Map<number, WorkerStats>();
+
+  constructor(private readonly options: FleetOptions) {}
+
+  /** Starts the workers; each begins connecting its share of the clients at once. */
+  start(): void {
+    const { clients, workers, startConcurrency } = this.options;
+    for (let w = 0; w < workers; w++) {
+      const count = Math.floor(clients / workers) + (w < clients % workers ? 1 : 0);
+      if (count === 0) continue;
+      const config = {
+        worker: w,
+        url: this.options.url,
+        authId: this.options.authId,
+        password: this.options.password,
+        fingerprint: this.options.fingerprint,
+        idPrefix: `sim-${w}-`,
+        count,
+        startConcurrency: Math.max(1, Math.round(startConcurrency / workers)),
+      };
+      const child = startChild(
+        `simulator ${w}`,
+        process.execPath,
+        ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)],
+        { cwd: join(HERE, '..') },
+      );
+      const lines = createInterface({ input: child.proc.stdout! });
+      lines.on('line', (line) => {
+        try {
+          const parsed = JSON.parse(line) as WorkerStats & { type?: string; worker?: number };
+          if (parsed.type === 'stats' && typeof parsed.worker === 'number')
+            this.latest.set(parsed.worker, parsed);
+        } catch {
+          // not a stats line: kept in the child's output tail
+        }
+      });
+      this.workers.push(child);
+    }
+  }
+
+  /** The sum over the workers' latest reports. */
+  stats(): FleetStats {
+    const sum: FleetStats = {
+      workers: this.workers.length,
+      reporting: this.latest.size,
+      rssKiB: 0,
+      total: 0,
+      connected: 0,
+      handshaking: 0,
+      backingOff: 0,
+      notStarted: 0,
+      attempts: 0,
+      connects: 0,
+      disconnects: 0,
+      failures: {},
+      lastConnectAt: 0,
+      maxFailStreak: 0,
+      maxDelayMs: 0,
+      markAt: 0,
+      connectedSinceMark: 0,
+      firstDropAfterMark: 0,
+      lastDropAfterMark: 0,
+    };
+    for (const s of this.latest.values()) {
+      for (const key of [
+        'rssKiB',
+        'total',
+        'connected',
+        'handshaking',
+        'backingOff',
+        'notStarted',
+        'attempts',
+        'connects',
+        'disconnects',
+        'connectedSinceMark',
+      ] as const)
+        sum[key] += s[key];
+      for (const [cause, n] of Object.entries(s.failures))
+        sum.failures[cause] = (sum.failures[cause] ?? 0) + n;
+      sum.lastConnectAt = Math.max(sum.lastConnectAt, s.lastConnectAt);
+      sum.maxFailStreak = Math.max(sum.maxFailStreak, s.maxFailStreak);
+      sum.maxDelayMs = Math.max(sum.maxDelayMs, s.maxDelayMs);
+      // The mark as the latest worker got it; drops as the earliest and the latest over all workers.
+      sum.markAt = Math.max(sum.markAt, s.markAt);
+      if (s.firstDropAfterMark > 0)
+        sum.firstDropAfterMark = Math.min(sum.firstDropAfterMark || Infinity, s.firstDropAfterMark);
+      sum.lastDropAfterMark = Math.max(sum.lastDropAfterMark, s.lastDropAfterMark);
+    }
+    return sum;
+  }
+
+  /**
+   * Marks now in every worker (SIGUSR2) and waits until all of them have reported it (at most 10 s), so that
+   * stats().connectedSinceMark counts only links accepted afterwards.
+   */
+  async mark(): Promise<number> {
+    const asked = Date.now();
+    for (const worker of this.workers) worker.proc.kill('SIGUSR2');
+    const deadline = asked + 10_000;
+    while ([...this.latest.values()].some((s) => s.markAt < asked)) {
+      this.check();
+      if (Date.now() > deadline)
+        throw new Error('the simulator workers did not confirm the mark within 10 s');
+      await sleep(20);
+    }
+    return asked;
+  }
+
+  /** Throws when a worker has died. */
+  check(): void {
+    for (const worker of this.workers)
+      if (!worker.running)
+        throw new Error(`${worker.name} stopped (${worker.describeExit()}):\n${worker.tail()}`);
+  }
+
+  /**
+   * Waits until every client is connected, at most `timeoutMs`; `tick` is called about every `tickMs` (progress
+   * output, extra checks). Resolves with the last stats.
+   */
+  async waitAllConnected(
+    timeoutMs: number,
+    tick: (stats: FleetStats) => Promise<void> | void,
+    tickMs = 2_000,
+  ): Promise<FleetStats> {
+    const deadline = Date.now() + timeoutMs;
+    let nextTick = 0;
+    let lastTicked = -1;
+    for (;;) {
+      this.check();
+      const stats = this.stats();
+      const done = stats.reporting === stats.workers && stats.connected === this.options.clients;
+      // Quiet while nothing moves: a tick every tickMs while the count changes, else every 5 ticks.
+      const due = Date.now() >= nextTick + (stats.connected === lastTicked ? 4 * tickMs : 0);
+      if (done || due) {
+        await tick(stats);
+        nextTick = Date.now() + tickMs;
+        lastTicked = stats.connected;
+      }
+      if (done) return stats;
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `only ${stats.connected} of ${this.options.clients} simulated clients connected within ${timeoutMs / 1000} s; ` +
+            `failures ${JSON.stringify(stats.failures)}`,
+        );
+      }
+      await sleep(100);
+    }
+  }
+
+  /** Stops every worker (SIGTERM; they cut their links and exit). */
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.stop()));
+    for (const worker of this.workers) children.delete(worker);
+  }
+}
