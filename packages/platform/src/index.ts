@@ -15,4 +15,4 @@ export * from './control-peer.js';
 export { Backoff, abortableSleep, type BackoffOptions } from './backoff.js';
 export { splice, type SpliceChannel } from './splice.js';
 export * from './fs.js';
-export { webSocketByteStream, ZERO_MASK } from './ws-byte-stream.js';
+export { webSocketByteStream } from './ws-byte-stream.js';

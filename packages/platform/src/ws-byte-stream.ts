@@ -27,11 +27,3 @@ export function webSocketByteStream(ws: WebSocket): Duplex {
   };
   return stream;
 }
-
-/**
- * Client option for `new WebSocket(...)`: frames go out with an all-zero mask, which ws sends without copying
- * and XOR-ing every byte (half the agent's send cost in the tunnel benchmark). Masking (RFC 6455 §10.3) protects
- * intermediaries from attacker-chosen bytes sent by browser scripts; an agent sends only SSH packets, encrypted
- * after the key exchange, so it guards nothing here. Servers cannot tell and must accept any mask.
- */
-export const ZERO_MASK = { generateMask: (mask: Buffer): void => void mask.fill(0) };

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { ZERO_MASK, webSocketByteStream } from '@svc/platform';
+import { webSocketByteStream } from '@svc/platform';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 /** A ws server and client on 127.0.0.1; `raw` collects the bytes the server's socket receives. */
-async function pair(clientOptions: object = ZERO_MASK) {
+async function pair() {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
   await once(wss, 'listening');
   const raw: Buffer[] = [];
@@ -24,7 +24,7 @@ async function pair(clientOptions: object = ZERO_MASK) {
     }),
   );
   const { port } = wss.address() as AddressInfo;
-  const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false, ...clientOptions });
+  const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
   await once(client, 'open');
   const clientStream = webSocketByteStream(client);
   const serverStream = await serverSide;
@@ -65,25 +65,12 @@ describe('webSocketByteStream', () => {
     expect((await down).equals(expected)).toBe(true);
   });
 
-  test('ZERO_MASK frames carry the mask bit with a zero key, so the payload is sent as it is', async () => {
+  test('batched client frames stay masked as RFC 6455 requires (the payload is not visible on the wire)', async () => {
     const { clientStream, serverStream, raw } = await pair();
-    const marker = Buffer.from('svc-zero-mask-marker');
-    const received = readBytes(serverStream, marker.length);
-    clientStream.write(marker);
-    expect((await received).equals(marker)).toBe(true);
-    const bytes = Buffer.concat(raw);
-    const at = bytes.indexOf(marker);
-    expect(at).toBeGreaterThanOrEqual(6);
-    expect(bytes[at - 5]).toBe(0x80 | marker.length);
-    expect([...bytes.subarray(at - 4, at)]).toEqual([0, 0, 0, 0]);
-  });
-
-  test('without ZERO_MASK the client masks with a random key (the payload is not visible)', async () => {
-    const { clientStream, serverStream, raw } = await pair({});
-    const marker = Buffer.from('svc-zero-mask-marker');
-    const received = readBytes(serverStream, marker.length);
-    clientStream.write(marker);
-    expect((await received).equals(marker)).toBe(true);
-    expect(Buffer.concat(raw).indexOf(marker)).toBe(-1);
+    const marker = Buffer.from('svc-mask-marker-'.repeat(64));
+    const received = readBytes(serverStream, marker.length * 3);
+    for (let i = 0; i < 3; i++) clientStream.write(marker);
+    expect((await received).equals(Buffer.concat([marker, marker, marker]))).toBe(true);
+    expect(Buffer.concat(raw).indexOf(marker.subarray(0, 32))).toBe(-1);
   });
 });

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2';
 import { WebSocket } from 'ws';
-import { ZERO_MASK, webSocketByteStream } from '@svc/platform';
+import { webSocketByteStream } from '@svc/platform';
 import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
@@ -42,11 +42,7 @@ export function openLink(options: LinkOptions): Promise<Link> {
   const { url, credentials, fingerprint: expected, signal } = options;
   return new Promise<Link>((resolve, reject) => {
     if (signal?.aborted) return reject(new LinkError('aborted', 'the agent is stopping'));
-    const ws = new WebSocket(url, WS_SUBPROTOCOL, {
-      perMessageDeflate: false,
-      handshakeTimeout: timeout,
-      ...ZERO_MASK,
-    });
+    const ws = new WebSocket(url, WS_SUBPROTOCOL, { perMessageDeflate: false, handshakeTimeout: timeout });
     const ssh = new ssh2.Client();
     let settled = false;
     let actual: string | undefined;
