@@ -11,12 +11,11 @@
  * (900 s), BENCH_MAX_HANDSHAKES (svcd's max_concurrent_ssh_handshakes; unset = svcd's default),
  * BENCH_SVCD_NODE_ARGS (extra node flags for svcd), BENCH_STRICT=1 (exit 1 when a target fails).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiClient, type StatusData } from './support/api-client.js';
-import { envNumber, stopAllChildren } from './support/child-processes.js';
+import { runBench } from './support/bench-runner.js';
+import { envNumber } from './support/child-processes.js';
+import { loadSettings } from './support/load-settings.js';
+import { startLoadSetup, waitListed } from './support/load-setup.js';
 import { sequentialLatencies, summarize } from './support/latency.js';
 import {
   checksTable,
@@ -27,20 +26,21 @@ import {
   writeResult,
   type Check,
 } from './support/report.js';
-import { SimulatorFleet, type FleetStats } from './support/simulator-fleet.js';
-import { API_USER, CLIENT_AUTH, SvcdProcess } from './support/svcd-process.js';
+import type { FleetStats } from './support/simulator-fleet.js';
+import type { SvcdProcess } from './support/svcd-process.js';
 
 const TARGETS = { maxRssPerClientKiB: 32, maxClientsP99Ms: 50 };
 
-const CLIENTS = envNumber('BENCH_CLIENTS', 10_000, 100_000);
-const WORKERS = envNumber('BENCH_WORKERS', 4, 64);
-const CONNECT_CONCURRENCY = envNumber('BENCH_CONNECT_CONCURRENCY', 32, 10_000);
+const SETTINGS = loadSettings(10_000);
+const { clients: CLIENTS, workers: WORKERS, connectConcurrency: CONNECT_CONCURRENCY } = SETTINGS;
+const {
+  connectTimeoutS: CONNECT_TIMEOUT_S,
+  maxHandshakes: MAX_HANDSHAKES,
+  svcdNodeArgs: SVCD_NODE_ARGS,
+} = SETTINGS;
+const STRICT = SETTINGS.strict;
 const REQUESTS = envNumber('BENCH_REQUESTS', 300, 100_000);
 const SETTLE_SECONDS = envNumber('BENCH_SETTLE_SECONDS', 20, 3600);
-const CONNECT_TIMEOUT_S = envNumber('BENCH_CONNECT_TIMEOUT', 900, 86_400);
-const MAX_HANDSHAKES = process.env['BENCH_MAX_HANDSHAKES'] ? envNumber('BENCH_MAX_HANDSHAKES', 1, 10_000) : 0;
-const SVCD_NODE_ARGS = (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
-const STRICT = process.env['BENCH_STRICT'] === '1';
 const LIST_PATH = '/clients?page[limit]=50';
 const WARMUP_REQUESTS = 30;
 /** RSS samples (one per second) whose median is the settled value. */
@@ -72,35 +72,8 @@ function describeFleet(s: FleetStats): string {
 }
 
 /** Waits (at most 60 s) until svcd's /status counts `count` connected clients. */
-async function waitListed(api: ApiClient, count: number): Promise<StatusData> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const status = (await api.getJson<StatusData>('/status')).data;
-    if (status.clients_connected === count) return status;
-    if (Date.now() > deadline)
-      throw new Error(`svcd lists ${status.clients_connected} connected clients, expected ${count}`);
-    await sleep(250);
-  }
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-async function cleanUp(): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  await stopAllChildren();
-}
-
 async function main(): Promise<boolean> {
-  const loadBefore = loadAverage();
-  const workDir = await mkdtemp(join(tmpdir(), 'svc-idle-bench-'));
-  cleanups.push(() => rm(workDir, { recursive: true, force: true }));
-  const svcd = new SvcdProcess({ workDir, maxHandshakes: MAX_HANDSHAKES, nodeArgs: SVCD_NODE_ARGS });
-  cleanups.push(() => svcd.stop());
-  progress(`${CLIENTS} clients in ${WORKERS} simulator processes; load average ${loadBefore}`);
-  await svcd.start();
-  const api = new ApiClient(svcd.apiBase, 1);
-  cleanups.push(() => Promise.resolve(api.close()));
-  await api.login(API_USER.name, API_USER.password);
-  const fingerprint = (await api.getJson<StatusData>('/status')).data.fingerprint;
+  const { svcd, api, loadBefore, newFleet } = await startLoadSetup('idle', SETTINGS, 1);
 
   // Warm the API paths up before the baseline so the JIT's code is not counted as per-client memory.
   await sequentialLatencies(api, LIST_PATH, WARMUP_REQUESTS);
@@ -109,16 +82,7 @@ async function main(): Promise<boolean> {
   const rssBefore = median(rssBeforeSamples);
   progress(`svcd RSS before any client: ${mib(rssBefore)}`);
 
-  const fleet = new SimulatorFleet({
-    url: svcd.agentUrl,
-    authId: CLIENT_AUTH.id,
-    password: CLIENT_AUTH.password,
-    fingerprint,
-    clients: CLIENTS,
-    workers: WORKERS,
-    startConcurrency: CONNECT_CONCURRENCY,
-  });
-  cleanups.push(() => fleet.stop());
+  const fleet = newFleet();
   const connectStart = performance.now();
   const cpuBefore = svcd.cpuMs();
   fleet.start();
@@ -242,24 +206,4 @@ async function main(): Promise<boolean> {
   return checks.every((c) => c.pass);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`${signal}: stopping svcd and the simulators`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-try {
-  const pass = await main();
-  if (!pass) {
-    progress('at least one target FAILED (see the table above)');
-    if (STRICT) process.exitCode = 1;
-  }
-} catch (err) {
-  process.stderr.write(
-    `\nbench FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-}
+await runBench(main, STRICT);

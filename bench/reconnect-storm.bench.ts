@@ -13,12 +13,11 @@
  * BENCH_MAX_HANDSHAKES (svcd's max_concurrent_ssh_handshakes; unset = svcd's default), BENCH_SVCD_NODE_ARGS,
  * BENCH_STRICT=1 (exit 1 when a target fails).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiClient, type StatusData } from './support/api-client.js';
-import { envNumber, stopAllChildren } from './support/child-processes.js';
+import { runBench } from './support/bench-runner.js';
+import { envNumber } from './support/child-processes.js';
+import { loadSettings } from './support/load-settings.js';
+import { startLoadSetup, waitListed } from './support/load-setup.js';
 import { RateProbe, summarize } from './support/latency.js';
 import {
   checksTable,
@@ -29,21 +28,22 @@ import {
   writeResult,
   type Check,
 } from './support/report.js';
-import { SimulatorFleet, type FleetStats } from './support/simulator-fleet.js';
-import { API_USER, CLIENT_AUTH, SvcdProcess } from './support/svcd-process.js';
+import type { FleetStats, SimulatorFleet } from './support/simulator-fleet.js';
+import { API_USER } from './support/svcd-process.js';
 
 const TARGETS = { maxReconnectSeconds: 60, maxStatusP99Ms: 200 };
 
-const CLIENTS = envNumber('BENCH_CLIENTS', 5_000, 100_000);
-const WORKERS = envNumber('BENCH_WORKERS', 4, 64);
-const CONNECT_CONCURRENCY = envNumber('BENCH_CONNECT_CONCURRENCY', 32, 10_000);
+const SETTINGS = loadSettings(5_000);
+const { clients: CLIENTS, workers: WORKERS, connectConcurrency: CONNECT_CONCURRENCY } = SETTINGS;
+const {
+  connectTimeoutS: CONNECT_TIMEOUT_S,
+  maxHandshakes: MAX_HANDSHAKES,
+  svcdNodeArgs: SVCD_NODE_ARGS,
+} = SETTINGS;
+const STRICT = SETTINGS.strict;
 const PROBE_RATE = envNumber('BENCH_PROBE_RATE', 20, 1_000);
 const HOLD_SECONDS = envNumber('BENCH_HOLD_SECONDS', 5, 3600);
 const STORM_TIMEOUT_S = envNumber('BENCH_STORM_TIMEOUT', 300, 86_400);
-const CONNECT_TIMEOUT_S = envNumber('BENCH_CONNECT_TIMEOUT', 900, 86_400);
-const MAX_HANDSHAKES = process.env['BENCH_MAX_HANDSHAKES'] ? envNumber('BENCH_MAX_HANDSHAKES', 1, 10_000) : 0;
-const SVCD_NODE_ARGS = (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
-const STRICT = process.env['BENCH_STRICT'] === '1';
 const POLL_MS = 100;
 const PROGRESS_MS = 2_000;
 
@@ -64,17 +64,6 @@ const describeFailures = (failures: Record<string, number>) =>
     .join(', ') || 'none';
 
 /** Waits (at most 60 s) until svcd's /status counts `count` connected clients. */
-async function waitListed(api: ApiClient, count: number): Promise<StatusData> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const status = (await api.getJson<StatusData>('/status')).data;
-    if (status.clients_connected === count) return status;
-    if (Date.now() > deadline)
-      throw new Error(`svcd lists ${status.clients_connected} connected clients, expected ${count}`);
-    await sleep(250);
-  }
-}
-
 interface StormOutcome {
   /** ms after the kill, one point per poll: agents connected at all, and on a link accepted after the kill. */
   timeline: { ms: number; connected: number; back: number }[];
@@ -113,35 +102,10 @@ async function followStorm(fleet: SimulatorFleet, killAt: number): Promise<Storm
 const timeTo = (timeline: StormOutcome['timeline'], fraction: number): number | undefined =>
   timeline.find((p) => p.back >= Math.ceil(CLIENTS * fraction))?.ms;
 
-const cleanups: (() => Promise<void>)[] = [];
-async function cleanUp(): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  await stopAllChildren();
-}
-
 async function main(): Promise<boolean> {
-  const loadBefore = loadAverage();
-  const workDir = await mkdtemp(join(tmpdir(), 'svc-storm-bench-'));
-  cleanups.push(() => rm(workDir, { recursive: true, force: true }));
-  const svcd = new SvcdProcess({ workDir, maxHandshakes: MAX_HANDSHAKES, nodeArgs: SVCD_NODE_ARGS });
-  cleanups.push(() => svcd.stop());
-  progress(`${CLIENTS} clients in ${WORKERS} simulator processes; load average ${loadBefore}`);
-  await svcd.start();
-  const api = new ApiClient(svcd.apiBase, 8);
-  cleanups.push(() => Promise.resolve(api.close()));
-  await api.login(API_USER.name, API_USER.password);
-  const fingerprint = (await api.getJson<StatusData>('/status')).data.fingerprint;
+  const { svcd, api, loadBefore, newFleet } = await startLoadSetup('storm', SETTINGS, 8);
 
-  const fleet = new SimulatorFleet({
-    url: svcd.agentUrl,
-    authId: CLIENT_AUTH.id,
-    password: CLIENT_AUTH.password,
-    fingerprint,
-    clients: CLIENTS,
-    workers: WORKERS,
-    startConcurrency: CONNECT_CONCURRENCY,
-  });
-  cleanups.push(() => fleet.stop());
+  const fleet = newFleet();
   fleet.start();
   await fleet.waitAllConnected(CONNECT_TIMEOUT_S * 1000, (s) =>
     progress(`building up: ${s.connected}/${CLIENTS} connected, ${s.handshaking} handshaking`),
@@ -293,24 +257,4 @@ async function main(): Promise<boolean> {
   return checks.every((c) => c.pass);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    progress(`${signal}: stopping svcd and the simulators`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-try {
-  const pass = await main();
-  if (!pass) {
-    progress('at least one target FAILED (see the table above)');
-    if (STRICT) process.exitCode = 1;
-  }
-} catch (err) {
-  process.stderr.write(
-    `\nbench FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-}
+await runBench(main, STRICT);

@@ -28,6 +28,7 @@ import {
   startChild,
   stopAllChildren,
 } from './support/child-processes.js';
+import { table } from './support/report.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -314,16 +315,6 @@ interface TargetCheck {
 const NOISY_OTHER_CORES = 0.25;
 
 const fixed = (value: number, digits: number) => value.toFixed(digits);
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
 
 function packageVersion(name: string): string {
   try {

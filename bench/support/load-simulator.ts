@@ -60,6 +60,26 @@ export interface SimulatorStats {
   lastDropAfterMark: number;
 }
 
+/** All counters at zero. */
+export const emptyStats = (): SimulatorStats => ({
+  total: 0,
+  connected: 0,
+  handshaking: 0,
+  backingOff: 0,
+  notStarted: 0,
+  attempts: 0,
+  connects: 0,
+  disconnects: 0,
+  failures: {},
+  lastConnectAt: 0,
+  maxFailStreak: 0,
+  maxDelayMs: 0,
+  markAt: 0,
+  connectedSinceMark: 0,
+  firstDropAfterMark: 0,
+  lastDropAfterMark: 0,
+});
+
 type AgentState = 'notStarted' | 'handshaking' | 'connected' | 'backingOff';
 
 /** Short, countable cause of a failed attempt. */
@@ -226,24 +246,7 @@ export class LoadSimulator {
       this.agents.push(
         new SimulatedAgent(`${options.idPrefix}${String(n).padStart(digits, '0')}`, this, full),
       );
-    this.stats = {
-      total: options.count,
-      connected: 0,
-      handshaking: 0,
-      backingOff: 0,
-      notStarted: options.count,
-      attempts: 0,
-      connects: 0,
-      disconnects: 0,
-      failures: {},
-      lastConnectAt: 0,
-      maxFailStreak: 0,
-      maxDelayMs: 0,
-      markAt: 0,
-      connectedSinceMark: 0,
-      firstDropAfterMark: 0,
-      lastDropAfterMark: 0,
-    };
+    this.stats = { ...emptyStats(), total: options.count, notStarted: options.count };
     this.startConcurrency = Math.max(1, options.startConcurrency);
   }
 

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { children, startChild, type Managed } from './child-processes.js';
-import type { SimulatorStats } from './load-simulator.js';
+import { emptyStats, type SimulatorStats } from './load-simulator.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORKER_SCRIPT = join(HERE, '..', 'simulator-worker.ts');
@@ -81,22 +81,7 @@ export class SimulatorFleet {
       workers: this.workers.length,
       reporting: this.latest.size,
       rssKiB: 0,
-      total: 0,
-      connected: 0,
-      handshaking: 0,
-      backingOff: 0,
-      notStarted: 0,
-      attempts: 0,
-      connects: 0,
-      disconnects: 0,
-      failures: {},
-      lastConnectAt: 0,
-      maxFailStreak: 0,
-      maxDelayMs: 0,
-      markAt: 0,
-      connectedSinceMark: 0,
-      firstDropAfterMark: 0,
-      lastDropAfterMark: 0,
+      ...emptyStats(),
     };
     for (const s of this.latest.values()) {
       for (const key of [
