@@ -61,3 +61,27 @@ test('claims must be complete and issued by svcd', async () => {
   expect(await signer.verify('a.b')).toBeUndefined();
   expect(await signer.verify('%%%.%%%.%%%')).toBeUndefined();
 });
+
+test('a token verified before is still refused once it expires, and tampering is never remembered', async () => {
+  let clock = atIssue();
+  const signer = createJwtSigner(SECRET, () => clock);
+  const token = await signer.sign(claims);
+  expect(await signer.verify(token)).toEqual(claims);
+  expect(await signer.verify(token)).toEqual(claims);
+  // Same signature, other payload: the remembered token must not vouch for it.
+  const [header, , signature] = token.split('.');
+  const other = b64({
+    iss: 'svcd',
+    sub: 'mallory',
+    sid: 'session-1',
+    iat: 1_700_000_000,
+    exp: 1_700_000_600,
+  });
+  expect(await signer.verify(`${header}.${other}.${signature}`)).toBeUndefined();
+  clock = claims.expiresAt.getTime();
+  expect(await signer.verify(token)).toBeUndefined();
+  clock = atIssue();
+  // Well past the remembered count, the first token is verified afresh and still accepted.
+  for (let i = 0; i < 10_050; i++) await signer.verify(await signer.sign({ ...claims, sessionId: `s-${i}` }));
+  expect(await signer.verify(token)).toEqual(claims);
+});
