@@ -72,7 +72,7 @@ function protocolProblem(req: IncomingMessage): ListenerError | undefined {
 
 /**
  * Error handler for upgraded sockets. Module-level on purpose: a closure in the upgrade handler would keep the
- * request, its headers and the head buffer alive for as long as the agent stays connected (~1 KiB per agent).
+ * request, its headers and the head buffer alive for as long as the agent stays connected (~2.5 KiB per agent).
  */
 function destroySocket(this: Duplex): void {
   this.destroy();
