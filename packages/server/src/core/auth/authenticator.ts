@@ -69,7 +69,9 @@ export class Authenticator {
       );
     }
     const issuedAt = this.deps.clock.now();
-    const expiresAt = new Date(issuedAt.getTime() + lifetimeMs);
+    // A JWT carries whole seconds: rounding the end up to the next second makes the token live at least the
+    // lifetime asked for (rounding down left a 1 s token a few milliseconds) and keeps it equal to the session's.
+    const expiresAt = new Date(Math.ceil((issuedAt.getTime() + lifetimeMs) / 1000) * 1000);
     const sessionId = randomUUID();
     await this.deps.sessions.create({
       id: sessionId,
