@@ -1,7 +1,16 @@
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { TokenClaims, TokenSigner } from '../core/auth/ports.js';
+import { BoundedMap } from '../core/bounded-map.js';
 
 const ISSUER = 'svcd';
+
+/**
+ * Verified tokens are remembered by their exact text, up to this many (the oldest is forgotten, and verified again
+ * if it returns). A signature stays valid until the token expires, so a token seen again skips the HMAC and the
+ * JSON parsing (a quarter of a /status request's CPU); expiry is still checked on every use, and revocation is
+ * the session check's job.
+ */
+const VERIFIED_TOKENS = 10_000;
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 interface Payload {
@@ -27,7 +36,7 @@ const parseJson = (part: string): unknown => {
  */
 export function createJwtSigner(secret: string, now: () => number = Date.now): TokenSigner {
   const key = createSecretKey(Buffer.from(secret, 'utf8'));
-  const verified = new VerifiedTokens();
+  const verified = new BoundedMap<string, TokenClaims>(VERIFIED_TOKENS);
   const sign = (input: string): Buffer => createHmac('sha256', key).update(input).digest();
   return {
     sign(claims: TokenClaims): Promise<string> {
@@ -52,7 +61,7 @@ export function createJwtSigner(secret: string, now: () => number = Date.now): T
     const known = verified.get(token);
     if (known) return known.expiresAt.getTime() <= now() ? undefined : known;
     const claims = checkSignedToken(token);
-    if (claims) verified.add(token, claims);
+    if (claims) verified.set(token, claims);
     return claims;
   }
 
@@ -79,29 +88,5 @@ export function createJwtSigner(secret: string, now: () => number = Date.now): T
     }
     if (exp * 1000 <= now()) return undefined;
     return { username: sub, sessionId: sid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
-  }
-}
-
-/** How many verified tokens are remembered; beyond that the oldest is forgotten (and verified again if it returns). */
-const VERIFIED_TOKENS = 10_000;
-
-/**
- * Tokens whose signature and claims checked out, by their exact text. A signature stays valid until the token
- * expires, so a token seen again skips the HMAC and the JSON parsing (a quarter of a /status request's CPU);
- * expiry is still checked on every use, and revocation is the session check's job.
- */
-class VerifiedTokens {
-  private readonly claims = new Map<string, TokenClaims>();
-
-  get(token: string): TokenClaims | undefined {
-    return this.claims.get(token);
-  }
-
-  add(token: string, claims: TokenClaims): void {
-    if (this.claims.size >= VERIFIED_TOKENS) {
-      const oldest = this.claims.keys().next();
-      if (!oldest.done) this.claims.delete(oldest.value);
-    }
-    this.claims.set(token, claims);
   }
 }

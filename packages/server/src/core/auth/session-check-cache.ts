@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import type { SessionRecord, SessionStore } from './ports.js';
 
 export interface SessionCacheSettings {
@@ -15,8 +16,8 @@ const DEFAULTS: SessionCacheSettings = { ttlMs: 2000, maxEntries: 10_000 };
  * session's, is checked on every request before this store is asked.
  */
 export class CachedSessionStore implements SessionStore {
-  /** Session id → when the store last said it was active (epoch ms); oldest first. */
-  private readonly checkedAt = new Map<string, number>();
+  /** Session id → when the store last said it was active (epoch ms). */
+  private readonly checkedAt: BoundedMap<string, number>;
   private readonly settings: SessionCacheSettings;
 
   constructor(
@@ -24,6 +25,7 @@ export class CachedSessionStore implements SessionStore {
     settings: Partial<SessionCacheSettings> = {},
   ) {
     this.settings = { ...DEFAULTS, ...settings };
+    this.checkedAt = new BoundedMap(this.settings.maxEntries);
   }
 
   create(session: SessionRecord): Promise<void> {
@@ -36,10 +38,6 @@ export class CachedSessionStore implements SessionStore {
     if (checked !== undefined && at - checked < this.settings.ttlMs) return true;
     this.checkedAt.delete(id);
     if (!(await this.store.isActive(id, now))) return false;
-    if (this.checkedAt.size >= this.settings.maxEntries) {
-      const oldest = this.checkedAt.keys().next();
-      if (!oldest.done) this.checkedAt.delete(oldest.value);
-    }
     this.checkedAt.set(id, at);
     return true;
   }
