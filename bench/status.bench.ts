@@ -28,6 +28,7 @@ import {
   startChild,
   stopAllChildren,
 } from './support/child-processes.js';
+import { processCpuMs } from './support/proc-stats.js';
 import { table } from './support/report.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -167,7 +168,6 @@ async function login(api: string, basic: string, lifetimeSeconds: number): Promi
 // took meanwhile (machine busy time minus this process and its children).
 
 /** Linux USER_HZ, the unit of utime/stime in /proc/<pid>/stat. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 interface CpuSnapshot {
   atMs: number;
@@ -177,23 +177,11 @@ interface CpuSnapshot {
   ownMs: number;
 }
 
-function childCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after "(comm)": state is field 3, utime field 14, stime field 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
-
 function cpuSnapshot(): CpuSnapshot {
   const machineMs = cpus().reduce((sum, { times: t }) => sum + t.user + t.nice + t.sys + t.irq, 0);
   const self = process.cpuUsage();
   let ownMs = (self.user + self.system) / 1000;
-  for (const child of children) ownMs += childCpuMs(child.proc.pid);
+  for (const child of children) ownMs += processCpuMs(child.proc.pid) ?? 0;
   return { atMs: performance.now(), machineMs, ownMs };
 }
 

@@ -22,6 +22,7 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Managed } from './support/child-processes.js';
+import { processCpuMs } from './support/proc-stats.js';
 import {
   envNumber,
   freePort,
@@ -219,21 +220,11 @@ interface PathResult {
   median: Record<Direction, number>;
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc; NaN when it cannot be read. */
-async function cpuSeconds(pid: number | undefined): Promise<number> {
-  try {
-    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /** Measures RUNS transfers each way; with `processes`, also reports their CPU seconds per GiB moved. */
 async function measure(path: string, port: number, processes: Managed[] = []): Promise<PathResult> {
   const runs: Record<Direction, number[]> = { upload: [], download: [] };
   for (const direction of (['upload', 'download'] as const).filter((d) => DIRECTIONS.has(d))) {
-    const before = await Promise.all(processes.map((p) => cpuSeconds(p.proc.pid)));
+    const before = processes.map((p) => (processCpuMs(p.proc.pid) ?? Number.NaN) / 1000);
     for (let i = 0; i < RUNS; i++) {
       const mibPerSecond = await transfer(port, direction);
       runs[direction].push(mibPerSecond);
@@ -241,7 +232,7 @@ async function measure(path: string, port: number, processes: Managed[] = []): P
         `bench: ${path} ${direction} run ${i + 1}/${RUNS}: ${mibPerSecond.toFixed(0)} MiB/s\n`,
       );
     }
-    const after = await Promise.all(processes.map((p) => cpuSeconds(p.proc.pid)));
+    const after = processes.map((p) => (processCpuMs(p.proc.pid) ?? Number.NaN) / 1000);
     const gib = (RUNS * SIZE_MIB) / 1024;
     const perGib = processes.map((p, i) => `${p.name} ${((after[i]! - before[i]!) / gib).toFixed(2)}`);
     if (processes.length)

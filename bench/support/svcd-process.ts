@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from './api-client.js';
 import { children, freePort, HOST, startChild, type Managed } from './child-processes.js';
+import { processCpuMs } from './proc-stats.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SVCD_BIN = join(ROOT, 'packages/server/bin/svcd.js');
@@ -103,10 +104,9 @@ export class SvcdProcess {
 
   /** CPU time (user + system) svcd has used so far, in ms. */
   cpuMs(): number {
-    const stat = readFileSync(`/proc/${this.pid ?? 0}/stat`, 'utf8');
-    // After "(comm)": utime and stime are fields 14 and 15 of the line, in clock ticks (USER_HZ = 100).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    const ms = processCpuMs(this.pid);
+    if (ms === undefined) throw new Error(`cannot read the CPU time of svcd (pid ${this.pid ?? '-'})`);
+    return ms;
   }
 
   private async writeConfig(): Promise<void> {
