@@ -3,6 +3,9 @@ import type { ClientRepository, StoredClient } from '../core/clients/ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 
+/** Ids per UPDATE: well under every engine's limit on bound parameters (SQLite's is 32,766). */
+const IDS_PER_STATEMENT = 500;
+
 const toState = (value: string): ConnectionState => (value === 'connected' ? 'connected' : 'disconnected');
 
 function parseDetails(text: string): unknown {
@@ -54,6 +57,20 @@ export class SqlClientRepository implements ClientRepository {
         .set({ connection_state: 'disconnected', disconnected_at: at })
         .where('connection_state', '=', 'connected')
         .execute();
+    });
+  }
+
+  markDisconnected(ids: readonly string[], at: number): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db.transaction().execute(async (trx) => {
+        for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
+          await trx
+            .updateTable('clients')
+            .set({ connection_state: 'disconnected', disconnected_at: at })
+            .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
+            .execute();
+        }
+      });
     });
   }
 

@@ -16,6 +16,13 @@ class MemoryRepository implements ClientRepository {
         Object.assign(row, { connectionState: 'disconnected', disconnectedAt: at });
     return Promise.resolve();
   };
+  markDisconnected = (ids: readonly string[], at: number) => {
+    for (const id of ids) {
+      const row = this.rows.get(id);
+      if (row) Object.assign(row, { connectionState: 'disconnected', disconnectedAt: at });
+    }
+    return Promise.resolve();
+  };
   delete = (id: string) => Promise.resolve(this.rows.delete(id));
   deleteDisconnectedBefore = () => Promise.resolve(0);
 }
@@ -32,6 +39,30 @@ function connection(sessionId: string): LiveConnection & { closedWith?: string }
 }
 
 describe('ClientRegistry', () => {
+  test('closeAll closes every connection and stores all of them as disconnected, after their queued writes', async () => {
+    const repository = new MemoryRepository();
+    let now = new Date('2026-11-24T10:00:00Z');
+    const registry = new ClientRegistry(repository, { now: () => now }, quiet);
+    const a = connection('sa');
+    const b = connection('sb');
+    expect(registry.attach(a, makeHello({ client_id: 'a', session_id: 'sa' }), who).ok).toBe(true);
+    expect(registry.attach(b, makeHello({ client_id: 'b', session_id: 'sb' }), who).ok).toBe(true);
+    now = new Date('2026-11-24T11:00:00Z');
+    await registry.closeAll('svcd is shutting down');
+    expect([a.closedWith, b.closedWith]).toEqual(['svcd is shutting down', 'svcd is shutting down']);
+    for (const id of ['a', 'b']) {
+      expect(repository.rows.get(id)).toMatchObject({
+        connectionState: 'disconnected',
+        disconnectedAt: now.getTime(),
+      });
+      expect(registry.get(id)).toMatchObject({
+        connection_state: 'disconnected',
+        disconnected_at: now.toISOString(),
+      });
+    }
+    expect(registry.counts()).toEqual({ connected: 0, disconnected: 2 });
+  });
+
   test('refuses a second session for a connected id, replaces the same session', async () => {
     const repository = new MemoryRepository();
     const registry = new ClientRegistry(repository, { now: () => new Date() }, quiet);

@@ -5,6 +5,7 @@ import { ALL_ENGINES, createTestDatabase } from '../../../../test-support/databa
 import type { TestDatabase } from '../../../../test-support/databases.js';
 import { openDatabase } from '../../src/storage/database.js';
 import type { Database } from '../../src/storage/database.js';
+import { SqlClientRepository } from '../../src/storage/client-repository.js';
 import { DatabaseUserStore } from '../../src/storage/database-user-store.js';
 import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
@@ -368,6 +369,31 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect((await store.find('henry'))?.passwordExpired).toBe(true);
       expect((await store.find('iris'))?.passwordExpired).toBe(false);
       expect((await store.list()).map((u) => u.passwordExpired)).toEqual([true, false]);
+    });
+  });
+  describe('client records', () => {
+    it('markDisconnected marks exactly the given rows, in batches past 500 ids', async () => {
+      const clients = new SqlClientRepository(database);
+      const ids = Array.from({ length: 501 }, (_, n) => `batch-${String(n).padStart(3, '0')}`);
+      for (const id of [...ids, 'batch-other'])
+        await clients.save({
+          id,
+          clientAuthId: 'auth',
+          connectionState: 'connected',
+          disconnectedAt: null,
+          details: { name: id },
+        });
+      await clients.markDisconnected(ids, 1_700_000_000_000);
+      const rows = (await clients.loadAll()).filter((row) => row.id.startsWith('batch-'));
+      const disconnected = rows.filter((row) => row.connectionState === 'disconnected');
+      expect(disconnected.map((row) => row.id).sort()).toEqual(ids);
+      expect(new Set(disconnected.map((row) => row.disconnectedAt))).toEqual(new Set([1_700_000_000_000]));
+      expect(rows.find((row) => row.id === 'batch-other')).toMatchObject({
+        connectionState: 'connected',
+        disconnectedAt: null,
+        details: { name: 'batch-other' },
+      });
+      await clients.markDisconnected([], 1);
     });
   });
 });

@@ -21,6 +21,7 @@ class MemoryRepository implements ClientRepository {
   loadAll = () => Promise.resolve([] as StoredClient[]);
   save = () => Promise.resolve();
   markAllDisconnected = () => Promise.resolve();
+  markDisconnected = () => Promise.resolve();
   delete = () => Promise.resolve(true);
   deleteDisconnectedBefore = () => Promise.resolve(0);
 }

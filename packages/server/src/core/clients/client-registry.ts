@@ -203,10 +203,26 @@ export class ClientRegistry {
     await this.flush();
   }
 
-  /** Shutdown: closes every live connection and marks its client disconnected; then waits for the writes. */
+  /**
+   * Shutdown: closes every live connection and marks its client disconnected, stored with one batch write (a
+   * save per client took seconds with 10,000 agents) after the writes already queued for them.
+   */
   async closeAll(reason: string): Promise<void> {
-    for (const [id, connection] of [...this.live]) this.drop(id, connection, reason);
+    const at = this.clock.now();
+    const ids = [...this.live.keys()];
+    for (const [id, connection] of [...this.live]) {
+      this.live.delete(id);
+      const record = this.records.get(id);
+      if (record) this.remember(disconnectedRecord(record, at));
+      for (const observer of this.observers) observer.detached(id);
+      connection.close(reason);
+    }
     await this.flush();
+    await this.repository
+      .markDisconnected(ids, at.getTime())
+      .catch((err: unknown) =>
+        this.log.warn({ err, clients: ids.length }, 'marking the clients disconnected failed'),
+      );
   }
 
   /** Waits until every write made so far has reached the database (or failed). */
@@ -226,10 +242,15 @@ export class ClientRegistry {
     for (const observer of this.observers) observer.detached(id);
   }
 
-  private put(record: ClientRecord): void {
+  /** Updates the cached record only. */
+  private remember(record: ClientRecord): void {
     this.changes += 1;
     if (!this.records.has(record.id)) this.sortedIds = undefined;
     this.records.set(record.id, record);
+  }
+
+  private put(record: ClientRecord): void {
+    this.remember(record);
     const row = toStored(record);
     this.writes
       .run(record.id, () => this.repository.save(row))

@@ -22,6 +22,8 @@ export interface ClientRepository {
   save(client: StoredClient): Promise<void>;
   /** Marks every connected row disconnected at `at` (start-up: no connection survives a restart). */
   markAllDisconnected(at: number): Promise<void>;
+  /** Marks these rows disconnected at `at` in one go (shutdown: this node's clients). */
+  markDisconnected(ids: readonly string[], at: number): Promise<void>;
   delete(id: string): Promise<boolean>;
   /** Deletes disconnected rows with disconnected_at before `cutoff`; returns how many. */
   deleteDisconnectedBefore(cutoff: number): Promise<number>;
