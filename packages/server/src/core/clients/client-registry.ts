@@ -46,6 +46,12 @@ export interface ClientCounts {
   disconnected: number;
 }
 
+/** When a client was disconnected, and whether to save its record now (false: the caller stores a batch). */
+interface DisconnectOptions {
+  at?: Date;
+  save?: boolean;
+}
+
 export const clientNotFound = (id: string): AppError =>
   new AppError('not_found', ERROR_CODES.clientNotFound, `Client '${id}' not found`);
 
@@ -210,13 +216,7 @@ export class ClientRegistry {
   async closeAll(reason: string): Promise<void> {
     const at = this.clock.now();
     const ids = [...this.live.keys()];
-    for (const [id, connection] of [...this.live]) {
-      this.live.delete(id);
-      const record = this.records.get(id);
-      if (record) this.remember(disconnectedRecord(record, at));
-      for (const observer of this.observers) observer.detached(id);
-      connection.close(reason);
-    }
+    for (const [id, connection] of [...this.live]) this.drop(id, connection, reason, { at, save: false });
     await this.flush();
     await this.repository
       .markDisconnected(ids, at.getTime())
@@ -230,15 +230,19 @@ export class ClientRegistry {
     return this.writes.drain();
   }
 
-  private drop(id: string, connection: LiveConnection, reason: string): void {
+  private drop(id: string, connection: LiveConnection, reason: string, how?: DisconnectOptions): void {
     this.live.delete(id);
-    this.markDisconnected(id);
+    this.markDisconnected(id, how);
     connection.close(reason);
   }
 
-  private markDisconnected(id: string): void {
+  private markDisconnected(id: string, { at = this.clock.now(), save = true }: DisconnectOptions = {}): void {
     const record = this.records.get(id);
-    if (record) this.put(disconnectedRecord(record, this.clock.now()));
+    if (record) {
+      const disconnected = disconnectedRecord(record, at);
+      if (save) this.put(disconnected);
+      else this.remember(disconnected);
+    }
     for (const observer of this.observers) observer.detached(id);
   }
 
