@@ -32,13 +32,7 @@ import type { SvcdProcess } from './support/svcd-process.js';
 const TARGETS = { maxRssPerClientKiB: 32, maxClientsP99Ms: 50 };
 
 const SETTINGS = loadSettings(10_000);
-const { clients: CLIENTS, workers: WORKERS, connectConcurrency: CONNECT_CONCURRENCY } = SETTINGS;
-const {
-  connectTimeoutS: CONNECT_TIMEOUT_S,
-  maxHandshakes: MAX_HANDSHAKES,
-  svcdNodeArgs: SVCD_NODE_ARGS,
-} = SETTINGS;
-const STRICT = SETTINGS.strict;
+const { clients: CLIENTS, workers: WORKERS } = SETTINGS;
 const REQUESTS = envNumber('BENCH_REQUESTS', 300, 100_000);
 const SETTLE_SECONDS = envNumber('BENCH_SETTLE_SECONDS', 20, 3600);
 const LIST_PATH = '/clients?page[limit]=50';
@@ -86,7 +80,7 @@ async function main(): Promise<boolean> {
   const connectStart = performance.now();
   const cpuBefore = svcd.cpuMs();
   fleet.start();
-  const connected = await fleet.waitAllConnected(CONNECT_TIMEOUT_S * 1000, (s) =>
+  const connected = await fleet.waitAllConnected(SETTINGS.connectTimeoutS * 1000, (s) =>
     progress(`${describeFleet(s)}; svcd RSS ${mib(svcd.rssKiB())}`),
   );
   const connectSeconds = (performance.now() - connectStart) / 1000;
@@ -186,13 +180,9 @@ async function main(): Promise<boolean> {
   const file = await writeResult('idle-clients', {
     date: new Date().toISOString(),
     settings: {
-      clients: CLIENTS,
-      workers: WORKERS,
-      connectConcurrency: CONNECT_CONCURRENCY,
+      ...SETTINGS,
       requests: REQUESTS,
       settleSeconds: SETTLE_SECONDS,
-      maxHandshakes: MAX_HANDSHAKES,
-      svcdNodeArgs: SVCD_NODE_ARGS,
     },
     machine: machine(),
     targets: TARGETS,
@@ -206,4 +196,4 @@ async function main(): Promise<boolean> {
   return checks.every((c) => c.pass);
 }
 
-await runBench(main, STRICT);
+await runBench(main, SETTINGS.strict);

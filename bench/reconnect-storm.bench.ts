@@ -34,13 +34,7 @@ import { API_USER } from './support/svcd-process.js';
 const TARGETS = { maxReconnectSeconds: 60, maxStatusP99Ms: 200 };
 
 const SETTINGS = loadSettings(5_000);
-const { clients: CLIENTS, workers: WORKERS, connectConcurrency: CONNECT_CONCURRENCY } = SETTINGS;
-const {
-  connectTimeoutS: CONNECT_TIMEOUT_S,
-  maxHandshakes: MAX_HANDSHAKES,
-  svcdNodeArgs: SVCD_NODE_ARGS,
-} = SETTINGS;
-const STRICT = SETTINGS.strict;
+const { clients: CLIENTS, workers: WORKERS } = SETTINGS;
 const PROBE_RATE = envNumber('BENCH_PROBE_RATE', 20, 1_000);
 const HOLD_SECONDS = envNumber('BENCH_HOLD_SECONDS', 5, 3600);
 const STORM_TIMEOUT_S = envNumber('BENCH_STORM_TIMEOUT', 300, 86_400);
@@ -107,7 +101,7 @@ async function main(): Promise<boolean> {
 
   const fleet = newFleet();
   fleet.start();
-  await fleet.waitAllConnected(CONNECT_TIMEOUT_S * 1000, (s) =>
+  await fleet.waitAllConnected(SETTINGS.connectTimeoutS * 1000, (s) =>
     progress(`building up: ${s.connected}/${CLIENTS} connected, ${s.handshaking} handshaking`),
   );
   await waitListed(api, CLIENTS);
@@ -236,14 +230,10 @@ async function main(): Promise<boolean> {
   const file = await writeResult('reconnect-storm', {
     date: new Date().toISOString(),
     settings: {
-      clients: CLIENTS,
-      workers: WORKERS,
-      connectConcurrency: CONNECT_CONCURRENCY,
+      ...SETTINGS,
       probeRate: PROBE_RATE,
       holdSeconds: HOLD_SECONDS,
       stormTimeoutSeconds: STORM_TIMEOUT_S,
-      maxHandshakes: MAX_HANDSHAKES,
-      svcdNodeArgs: SVCD_NODE_ARGS,
     },
     machine: machine(),
     targets: TARGETS,
@@ -257,4 +247,4 @@ async function main(): Promise<boolean> {
   return checks.every((c) => c.pass);
 }
 
-await runBench(main, STRICT);
+await runBench(main, SETTINGS.strict);
