@@ -22,7 +22,7 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Managed } from './support/child-processes.js';
-import { processCpuMs } from './support/proc-stats.js';
+import { processTreeCpuTimes, type CpuTimes } from './support/proc-stats.js';
 import {
   envNumber,
   freePort,
@@ -212,6 +212,14 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
 
+/** CPU seconds per GiB between two readings, as "total (user + system)". */
+function cpuPerGib(before: CpuTimes | undefined, after: CpuTimes | undefined, gib: number): string {
+  if (!before || !after) return 'unknown (process gone)';
+  const user = (after.userMs - before.userMs) / 1000 / gib;
+  const system = (after.systemMs - before.systemMs) / 1000 / gib;
+  return `${(user + system).toFixed(2)} (user ${user.toFixed(2)} + sys ${system.toFixed(2)})`;
+}
+
 interface PathResult {
   path: string;
   available: boolean;
@@ -220,11 +228,14 @@ interface PathResult {
   median: Record<Direction, number>;
 }
 
-/** Measures RUNS transfers each way; with `processes`, also reports their CPU seconds per GiB moved. */
+/**
+ * Measures RUNS transfers each way; with `processes`, also reports their CPU seconds per GiB moved (each with its
+ * descendants: sshd's per-connection child does OpenSSH's server-side work).
+ */
 async function measure(path: string, port: number, processes: Managed[] = []): Promise<PathResult> {
   const runs: Record<Direction, number[]> = { upload: [], download: [] };
   for (const direction of (['upload', 'download'] as const).filter((d) => DIRECTIONS.has(d))) {
-    const before = processes.map((p) => (processCpuMs(p.proc.pid) ?? Number.NaN) / 1000);
+    const before = processes.map((p) => processTreeCpuTimes(p.proc.pid));
     for (let i = 0; i < RUNS; i++) {
       const mibPerSecond = await transfer(port, direction);
       runs[direction].push(mibPerSecond);
@@ -232,9 +243,9 @@ async function measure(path: string, port: number, processes: Managed[] = []): P
         `bench: ${path} ${direction} run ${i + 1}/${RUNS}: ${mibPerSecond.toFixed(0)} MiB/s\n`,
       );
     }
-    const after = processes.map((p) => (processCpuMs(p.proc.pid) ?? Number.NaN) / 1000);
+    const after = processes.map((p) => processTreeCpuTimes(p.proc.pid));
     const gib = (RUNS * SIZE_MIB) / 1024;
-    const perGib = processes.map((p, i) => `${p.name} ${((after[i]! - before[i]!) / gib).toFixed(2)}`);
+    const perGib = processes.map((p, i) => `${p.name} ${cpuPerGib(before[i], after[i], gib)}`);
     if (processes.length)
       process.stderr.write(`bench: ${path} ${direction} CPU s/GiB: ${perGib.join(', ')}\n`);
   }
@@ -366,7 +377,10 @@ async function ensureOpenSsh(): Promise<string | undefined> {
   return undefined;
 }
 
-async function startOpenSshTunnel(workDir: string, sinkPort: number): Promise<number> {
+async function startOpenSshTunnel(
+  workDir: string,
+  sinkPort: number,
+): Promise<{ port: number; processes: Managed[] }> {
   const dir = join(workDir, 'sshd');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await mkdir('/run/sshd', { recursive: true });
@@ -434,7 +448,7 @@ async function startOpenSshTunnel(workDir: string, sinkPort: number): Promise<nu
     { cwd: dir },
   );
   await waitForAccept(localPort, ssh);
-  return localPort;
+  return { port: localPort, processes: [sshd, ssh] };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -471,8 +485,8 @@ async function main(): Promise<boolean> {
     if (missing) {
       results.push(unavailable(openssh, missing));
     } else {
-      const sshPort = await startOpenSshTunnel(workDir, sink.port);
-      results.push(await measure(openssh, sshPort));
+      const tunnel = await startOpenSshTunnel(workDir, sink.port);
+      results.push(await measure(openssh, tunnel.port, tunnel.processes));
     }
   } finally {
     await stopAllChildren();

@@ -1,18 +1,64 @@
 /** Readings of a process from Linux's /proc. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** USER_HZ: /proc counts CPU time in ticks of 1/100 s on Linux. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** CPU time (user + system) the process has used so far, in ms; undefined when it cannot be read (gone). */
-export function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
+/** CPU time a process has used so far, in ms: in its own code (user) and in the kernel on its behalf (system). */
+export interface CpuTimes {
+  userMs: number;
+  systemMs: number;
+}
+
+/** The fields of /proc/<pid>/stat after "(comm) ", or undefined when the process is gone. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After "(comm)": the state is field 3 of the line, utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** User and system CPU time of the process so far; undefined when it cannot be read (gone). */
+export function processCpuTimes(pid: number | undefined): CpuTimes | undefined {
+  const fields = pid === undefined ? undefined : statFields(pid);
+  if (!fields) return undefined;
+  // The state is field 3 of the line (index 0 here); utime and stime are fields 14 and 15.
+  const toMs = (ticks: string | undefined) => (Number(ticks) * 1000) / CLOCK_TICKS_PER_SECOND;
+  return { userMs: toMs(fields[11]), systemMs: toMs(fields[12]) };
+}
+
+/** CPU time (user + system) the process has used so far, in ms; undefined when it cannot be read (gone). */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  const times = processCpuTimes(pid);
+  return times && times.userMs + times.systemMs;
+}
+
+/**
+ * CPU times of a process and all its live descendants (sshd forks a child per connection, and that child does
+ * the work). Descendants that already exited are not counted.
+ */
+export function processTreeCpuTimes(pid: number | undefined): CpuTimes | undefined {
+  const root = pid === undefined ? undefined : processCpuTimes(pid);
+  if (!root) return undefined;
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    const fields = /^\d+$/.test(entry) ? statFields(Number(entry)) : undefined;
+    if (fields) parents.set(Number(entry), Number(fields[1]));
+  }
+  const inTree = (candidate: number): boolean => {
+    for (let p: number | undefined = candidate, hops = 0; p !== undefined && hops < 64; hops++) {
+      if (p === pid) return true;
+      p = parents.get(p);
+    }
+    return false;
+  };
+  const total = { ...root };
+  for (const descendant of [...parents.keys()].filter((p) => p !== pid && inTree(p))) {
+    const times = processCpuTimes(descendant);
+    total.userMs += times?.userMs ?? 0;
+    total.systemMs += times?.systemMs ?? 0;
+  }
+  return total;
 }

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { afterEach, describe, expect, test } from 'vitest';
+import { splice } from '@svc/platform';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+/** Stands in for an ssh2 channel: what the test pushes comes out of its readable side; eof/close are recorded. */
+class TestChannel extends Duplex {
+  readonly received: Buffer[] = [];
+  eofSent = false;
+  override _read(): void {}
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.received.push(chunk);
+    callback();
+  }
+  eof(): void {
+    this.eofSent = true;
+  }
+  close(): void {
+    this.destroy();
+  }
+}
+
+/** A connected TCP pair on 127.0.0.1: `local` is spliced to a channel, `peer` is the far end. */
+async function splicedPair(): Promise<{ local: Socket; peer: Socket; channel: TestChannel }> {
+  const server = createServer({ allowHalfOpen: true });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const accepted = once(server, 'connection') as Promise<[Socket]>;
+  const local = connect({
+    port: (server.address() as AddressInfo).port,
+    host: '127.0.0.1',
+    allowHalfOpen: true,
+  });
+  const [peer] = await accepted;
+  await once(local, 'connect');
+  const channel = new TestChannel();
+  splice(local, channel);
+  cleanups.push(() => {
+    local.destroy();
+    peer.destroy();
+    server.close();
+  });
+  return { local, peer, channel };
+}
+
+/** Reads from `socket` until `length` bytes arrived, leaving it open. */
+function readExactly(socket: Socket, length: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      parts.push(chunk);
+      total += chunk.length;
+      if (total < length) return;
+      socket.off('data', onData).off('error', reject);
+      socket.pause();
+      resolve(Buffer.concat(parts));
+    };
+    socket.on('data', onData).once('error', reject);
+    socket.resume();
+  });
+}
+
+/** Counts the writes the socket hands to the kernel (one per `_write` or `_writev` call). */
+function countWrites(socket: Socket): { count: number } {
+  const counter = { count: 0 };
+  const internals = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+  for (const method of ['_write', '_writev'] as const) {
+    const original = internals[method].bind(socket);
+    internals[method] = (...args: unknown[]) => {
+      counter.count++;
+      return original(...args);
+    };
+  }
+  return counter;
+}
+
+describe('splice: channel to socket', () => {
+  test('packets that arrive in one turn of the event loop leave in one socket write, in order', async () => {
+    const { local, peer, channel } = await splicedPair();
+    const writes = countWrites(local);
+    const packets = Array.from({ length: 16 }, () => randomBytes(32 * 1024));
+    for (const packet of packets) channel.push(packet);
+
+    const arrived = await readExactly(peer, 16 * 32 * 1024);
+    expect(arrived.equals(Buffer.concat(packets))).toBe(true);
+    expect(writes.count).toBe(1);
+  });
+
+  test('a peer that does not read pauses the channel with at most ~1 MiB held in the socket, and loses nothing', async () => {
+    const { local, peer, channel } = await splicedPair();
+    peer.pause();
+    const sent: Buffer[] = [];
+    let pausedWhileSending = false;
+    // Pushing far more than the socket buffers can hold: the channel must stop flowing before it is all written.
+    for (let i = 0; i < 256; i++) {
+      const packet = randomBytes(32 * 1024);
+      sent.push(packet);
+      channel.push(packet);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (channel.isPaused()) {
+        pausedWhileSending = true;
+        expect(local.writableLength).toBeLessThanOrEqual(1024 * 1024 + 32 * 1024);
+      }
+    }
+    expect(pausedWhileSending).toBe(true);
+
+    peer.resume();
+    const arrived = await readExactly(peer, 256 * 32 * 1024);
+    expect(arrived.equals(Buffer.concat(sent))).toBe(true);
+    expect(channel.isPaused()).toBe(false);
+  });
+
+  test('the end of the channel ends the socket after its data, and the peer can still answer', async () => {
+    const { peer, channel } = await splicedPair();
+    channel.push(Buffer.from('request'));
+    channel.push(null);
+    const request = await readExactly(peer, 'request'.length);
+    expect(request.toString()).toBe('request');
+    peer.resume();
+    await once(peer, 'end');
+
+    peer.end('reply');
+    await once(channel, 'finish');
+    expect(Buffer.concat(channel.received).toString()).toBe('reply');
+    expect(channel.eofSent).toBe(true);
+  });
+});
