@@ -3,27 +3,41 @@ import type { Duplex } from 'node:stream';
 import { createWebSocketStream, type WebSocket } from 'ws';
 
 /**
- * Bytes buffered on each side before backpressure applies. SSH packets are up to ~32 KiB: with the default
- * 16 KiB every message received would pause and resume the socket, and every packet sent would wait alone.
+ * Bytes buffered on the receiving side before backpressure applies. SSH packets are up to ~32 KiB: with the
+ * default 16 KiB every message received would pause and resume the socket.
  */
-const HIGH_WATER_MARK = 1024 * 1024;
+const READABLE_HIGH_WATER_MARK = 1024 * 1024;
 
 /**
- * The WebSocket as a byte stream for ssh2, tuned for bulk tunnel traffic: SSH packets queued while a send is in
- * flight leave together in one socket write (one writev of all their frames) instead of one syscall each.
+ * The WebSocket as a byte stream for ssh2, tuned for bulk tunnel traffic: every SSH packet written within one
+ * turn of the event loop leaves in one socket write (one writev of all their frames) instead of one syscall each.
+ *
+ * A write completes once its frame is queued on the socket. ssh2 never waits for its writes (SSH channel windows
+ * bound what it sends), so waiting for the socket would only hold the next packets back to a later turn; a
+ * failed send closes the WebSocket, which ends this stream with the error.
  */
 export function webSocketByteStream(ws: WebSocket): Duplex {
-  const stream = createWebSocketStream(ws, {
-    readableHighWaterMark: HIGH_WATER_MARK,
-    writableHighWaterMark: HIGH_WATER_MARK,
-  });
-  stream._writev = (chunks, callback) => {
-    // ws keeps its socket in `_socket` (its own stream wrapper reads it too); corking makes the frames one write.
-    const socket = (ws as unknown as { _socket?: Socket | null })._socket;
-    socket?.cork();
-    const last = chunks.length - 1;
-    chunks.forEach(({ chunk }, i) => ws.send(chunk as Buffer, i === last ? callback : undefined));
-    socket?.uncork();
+  const stream = createWebSocketStream(ws, { readableHighWaterMark: READABLE_HIGH_WATER_MARK });
+  const write = stream._write.bind(stream);
+  let corked: Socket | undefined;
+  const uncork = () => {
+    corked?.uncork();
+    corked = undefined;
+  };
+  const send = (chunk: Buffer) => {
+    if (!corked) {
+      // ws keeps its socket in `_socket` (its own stream wrapper reads it too).
+      corked = (ws as unknown as { _socket?: Socket | null })._socket ?? undefined;
+      corked?.cork();
+      if (corked) setImmediate(uncork);
+    }
+    ws.send(chunk, (err) => err && stream.destroy(err));
+  };
+  stream._write = (chunk: Buffer, encoding, callback) => {
+    // Until the WebSocket is open, ws's own stream queues the write.
+    if (ws.readyState !== ws.OPEN) return write(chunk, encoding, callback);
+    send(chunk);
+    callback();
   };
   return stream;
 }

@@ -32,7 +32,7 @@ async function pair() {
     client.terminate();
     return new Promise<void>((resolve) => wss.close(() => resolve()));
   });
-  return { clientStream, serverStream, raw };
+  return { client, clientStream, serverStream, raw };
 }
 
 /** Reads `length` bytes from the stream, leaving it open. */
@@ -63,6 +63,27 @@ describe('webSocketByteStream', () => {
     const down = readBytes(clientStream, expected.length);
     for (const packet of packets) serverStream.write(packet);
     expect((await down).equals(expected)).toBe(true);
+  });
+
+  test('packets written within one turn of the event loop leave in one socket write', async () => {
+    const { client, clientStream, serverStream } = await pair();
+    const socket = (
+      client as unknown as { _socket: Record<'_write' | '_writev', (...args: unknown[]) => unknown> }
+    )._socket;
+    let writes = 0;
+    for (const method of ['_write', '_writev'] as const) {
+      const original = socket[method].bind(socket);
+      socket[method] = (...args: unknown[]) => {
+        writes++;
+        return original(...args);
+      };
+    }
+    const packets = Array.from({ length: 50 }, () => randomBytes(32 * 1024));
+    const expected = Buffer.concat(packets);
+    const up = readBytes(serverStream, expected.length);
+    for (const packet of packets) clientStream.write(packet);
+    expect((await up).equals(expected)).toBe(true);
+    expect(writes).toBe(1);
   });
 
   test('batched client frames stay masked as RFC 6455 requires (the payload is not visible on the wire)', async () => {
