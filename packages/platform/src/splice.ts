@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
+import { WriteBatcher } from './write-batcher.js';
 
 /** What the splice needs of an ssh2 channel: a duplex stream that can send EOF and CLOSE on its own. */
 export interface SpliceChannel extends Duplex {
@@ -10,7 +11,7 @@ export interface SpliceChannel extends Duplex {
 type Listener = (...args: unknown[]) => void;
 
 /**
- * Joins a TCP socket and an SSH channel in both directions with backpressure (pipe), keeping half-close: a peer
+ * Joins a TCP socket and an SSH channel in both directions with backpressure, keeping half-close: a peer
  * that ends its side still receives the whole reply, and no data queued behind the SSH window is lost.
  *
  * The socket must be created with `allowHalfOpen: true`, or Node ends its write side when the read side ends.
@@ -25,8 +26,8 @@ export function splice(socket: Socket, channel: SpliceChannel): void {
       if (listener.name === 'onFinish') channel.removeListener(event, listener);
   channel.once('finish', () => channel.eof());
 
-  socket.pipe(channel);
-  pumpCoalesced(channel, socket);
+  const stopReading = pumpToChannel(socket, channel);
+  pumpToSocket(channel, socket);
 
   socket.on('close', (hadError: boolean) => {
     // A socket that closed without a clean end of its input was cut off: nothing more is coming, close now.
@@ -38,7 +39,7 @@ export function splice(socket: Socket, channel: SpliceChannel): void {
   channel.on('close', () => {
     if (socket.destroyed || socket.readableEnded) return;
     // The other end is gone but our peer is still sending: drop its input, let our output drain, then close.
-    socket.unpipe(channel);
+    stopReading();
     socket.resume();
     if (socket.writableFinished) return void socket.destroy();
     socket.once('finish', () => socket.destroy());
@@ -46,32 +47,55 @@ export function splice(socket: Socket, channel: SpliceChannel): void {
   });
 }
 
+/** Bytes read from the socket that may wait for the SSH window before the socket is paused. */
+const MAX_WAITING_FOR_WINDOW = 256 * 1024;
+
+/**
+ * `from.pipe(to)` for socket → channel, except that the socket is paused once 256 KiB wait for the SSH window
+ * (ssh2's channels take 2 MiB before they push back). A connection whose far end is slow then keeps at most
+ * 256 KiB in the process; the rest waits in the kernel's socket buffer. Returns a function that stops the pump.
+ */
+function pumpToChannel(from: Socket, to: Duplex): () => void {
+  let waiting = 0;
+  const onData = (chunk: Buffer) => {
+    waiting += chunk.length;
+    to.write(chunk, () => {
+      waiting -= chunk.length;
+      if (waiting <= MAX_WAITING_FOR_WINDOW / 2 && from.isPaused() && !to.destroyed) from.resume();
+    });
+    if (waiting >= MAX_WAITING_FOR_WINDOW) from.pause();
+  };
+  const onEnd = () => to.end();
+  from.on('data', onData);
+  from.once('end', onEnd);
+  // A socket paused while its channel was being opened does not start flowing by itself.
+  from.resume();
+  return () => {
+    from.off('data', onData);
+    from.off('end', onEnd);
+  };
+}
+
+/** Bytes written to the socket at most in one syscall (16 SSH packets). */
+const MAX_BATCH_BYTES = 512 * 1024;
+
 /** Bytes the socket may hold unsent before the channel is paused (the SSH window then holds the sender back). */
 const MAX_UNSENT = 1024 * 1024;
 
 /**
- * `from.pipe(to)`, but the chunks that arrive within one turn of the event loop leave in one socket write.
- * SSH delivers at most 32 KiB per packet; on a fast link one write per packet costs more in the kernel than
- * everything else svcd does with the bytes.
+ * `from.pipe(to)` for channel → socket, except that the chunks that arrive within one turn of the event loop
+ * leave in one socket write (up to 512 KiB). SSH delivers at most 32 KiB per packet; on a fast link one write
+ * per packet costs more in the kernel than everything else svcd does with the bytes.
  */
-function pumpCoalesced(from: Readable, to: Socket): void {
-  let corked = false;
+function pumpToSocket(from: Readable, to: Socket): void {
+  const batch = new WriteBatcher(MAX_BATCH_BYTES);
   let paused = false;
-  const flush = () => {
-    corked = false;
-    to.uncork();
-  };
   const resume = () => {
     paused = false;
     from.resume();
   };
   const onData = (chunk: Buffer) => {
-    if (!corked) {
-      corked = true;
-      to.cork();
-      setImmediate(flush);
-    }
-    to.write(chunk);
+    batch.add(to, chunk.length, () => to.write(chunk));
     if (to.writableLength >= MAX_UNSENT && !paused) {
       paused = true;
       from.pause();

@@ -17,6 +17,7 @@ class TestChannel extends Duplex {
   override _read(): void {}
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
     this.received.push(chunk);
+    this.emit('received');
     callback();
   }
   eof(): void {
@@ -28,7 +29,10 @@ class TestChannel extends Duplex {
 }
 
 /** A connected TCP pair on 127.0.0.1: `local` is spliced to a channel, `peer` is the far end. */
-async function splicedPair(): Promise<{ local: Socket; peer: Socket; channel: TestChannel }> {
+async function splicedPair<C extends TestChannel = TestChannel>(
+  channel: C = new TestChannel() as C,
+  { pauseBeforeSplice = false } = {},
+): Promise<{ local: Socket; peer: Socket; channel: C }> {
   const server = createServer({ allowHalfOpen: true });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -40,7 +44,8 @@ async function splicedPair(): Promise<{ local: Socket; peer: Socket; channel: Te
   });
   const [peer] = await accepted;
   await once(local, 'connect');
-  const channel = new TestChannel();
+  // svcd's tunnel listener accepts with pauseOnConnect, so its sockets arrive paused.
+  if (pauseBeforeSplice) local.pause();
   splice(local, channel);
   cleanups.push(() => {
     local.destroy();
@@ -131,5 +136,53 @@ describe('splice: channel to socket', () => {
     await once(channel, 'finish');
     expect(Buffer.concat(channel.received).toString()).toBe('reply');
     expect(channel.eofSent).toBe(true);
+  });
+});
+
+/** A channel whose writes complete only when the SSH window is open (ssh2 holds the callback until then). */
+class WindowedChannel extends TestChannel {
+  private readonly held: (() => void)[] = [];
+  windowOpen = false;
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.received.push(chunk);
+    this.emit('received');
+    if (this.windowOpen) callback();
+    else this.held.push(callback);
+  }
+  openWindow(): void {
+    this.windowOpen = true;
+    for (const callback of this.held.splice(0)) callback();
+  }
+}
+
+const receivedBytes = (channel: TestChannel) =>
+  channel.received.reduce((sum, chunk) => sum + chunk.length, 0);
+
+/** Resolves once `condition` holds after one of the channel's writes. */
+async function untilReceived(channel: TestChannel, condition: () => boolean): Promise<void> {
+  while (!condition()) await once(channel, 'received');
+}
+
+describe('splice: socket to channel', () => {
+  test('a socket that arrives paused starts flowing into the channel', async () => {
+    const { peer, channel } = await splicedPair(new TestChannel(), { pauseBeforeSplice: true });
+    peer.write('hello');
+    await untilReceived(channel, () => receivedBytes(channel) >= 5);
+    expect(Buffer.concat(channel.received).toString()).toBe('hello');
+  });
+
+  test('while the SSH window is shut the socket is paused with at most ~256 KiB waiting, and nothing is lost', async () => {
+    const { local, peer, channel } = await splicedPair(new WindowedChannel());
+    const sent = randomBytes(4 * 1024 * 1024);
+    const paused = once(local, 'pause');
+    peer.write(sent);
+    await paused;
+    // What the socket delivered and the channel could not send yet: its first write plus what queued behind it.
+    expect(channel.writableLength).toBeGreaterThanOrEqual(256 * 1024);
+    expect(channel.writableLength).toBeLessThanOrEqual(256 * 1024 + 64 * 1024);
+
+    channel.openWindow();
+    await untilReceived(channel, () => receivedBytes(channel) >= sent.length);
+    expect(Buffer.concat(channel.received).equals(sent)).toBe(true);
   });
 });
