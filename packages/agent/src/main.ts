@@ -6,7 +6,7 @@ import { runAgent } from './cli/run.js';
 // A tunnel allocates ~1 GB/s of Buffers. V8 frees young ones on a helper thread and counts their memory as
 // released only when that thread is done; on a busy machine it lags, the count passes V8's external-memory limit
 // and a full GC runs every ~50 ms (7 of 10 tunnel benchmark runs: svc at 2-4 CPU s/GiB instead of 1.6). Freeing
-// them during the scavenge itself keeps the count true (1 of 6 runs, with 8 extra full GCs).
+// them during the scavenge itself keeps the count true (afterwards 5 of 6 runs had 1-2 full GCs, one had 22).
 v8.setFlagsFromString('--no-concurrent-array-buffer-sweeping');
 // As in svcd: small Buffers get their own memory instead of pinning shared 8 KiB slabs.
 Buffer.poolSize = 0;
