@@ -27,8 +27,8 @@ export function webSocketByteStream(ws: WebSocket): Duplex {
   const batch = new WriteBatcher(MAX_BATCH_BYTES);
   // ws keeps its socket in `_socket` (its own stream wrapper reads it too).
   const socket = () => (ws as unknown as { _socket?: Socket | null })._socket ?? undefined;
-  const send = (chunk: Buffer) =>
-    batch.add(socket(), chunk.length, () => ws.send(chunk, (err) => err && stream.destroy(err)));
+  const onSent = (err?: Error) => err && stream.destroy(err);
+  const send = (chunk: Buffer) => batch.add(socket(), chunk.length, () => ws.send(chunk, onSent));
   stream._write = (chunk: Buffer, encoding, callback) => {
     // Until the WebSocket is open, ws's own stream queues the write.
     if (ws.readyState !== ws.OPEN) return write(chunk, encoding, callback);

@@ -4,6 +4,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { splice } from '@svc/platform';
+import { countWrites } from './support/count-writes.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -71,20 +72,6 @@ function readExactly(socket: Socket, length: number): Promise<Buffer> {
     socket.on('data', onData).once('error', reject);
     socket.resume();
   });
-}
-
-/** Counts the writes the socket hands to the kernel (one per `_write` or `_writev` call). */
-function countWrites(socket: Socket): { count: number } {
-  const counter = { count: 0 };
-  const internals = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
-  for (const method of ['_write', '_writev'] as const) {
-    const original = internals[method].bind(socket);
-    internals[method] = (...args: unknown[]) => {
-      counter.count++;
-      return original(...args);
-    };
-  }
-  return counter;
 }
 
 describe('splice: channel to socket', () => {

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { WriteBatcher } from '../src/write-batcher.js';
+import { countWrites } from './support/count-writes.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -32,16 +33,8 @@ async function countedSocket(): Promise<{
     socket.destroy();
     server.close();
   });
-  let writes = 0;
-  const internals = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
-  for (const method of ['_write', '_writev'] as const) {
-    const original = internals[method].bind(socket);
-    internals[method] = (...args: unknown[]) => {
-      writes++;
-      return original(...args);
-    };
-  }
-  return { socket, writes: () => writes, received: () => received, arrivals };
+  const writes = countWrites(socket);
+  return { socket, writes: () => writes.count, received: () => received, arrivals };
 }
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));

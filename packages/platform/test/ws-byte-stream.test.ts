@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { webSocketByteStream } from '@svc/platform';
+import { countWrites } from './support/count-writes.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -67,24 +68,14 @@ describe('webSocketByteStream', () => {
 
   test('packets written within one turn of the event loop leave together, 512 KiB per socket write', async () => {
     const { client, clientStream, serverStream } = await pair();
-    const socket = (
-      client as unknown as { _socket: Record<'_write' | '_writev', (...args: unknown[]) => unknown> }
-    )._socket;
-    let writes = 0;
-    for (const method of ['_write', '_writev'] as const) {
-      const original = socket[method].bind(socket);
-      socket[method] = (...args: unknown[]) => {
-        writes++;
-        return original(...args);
-      };
-    }
+    const writes = countWrites((client as unknown as { _socket: Socket })._socket);
     const packets = Array.from({ length: 50 }, () => randomBytes(32 * 1024));
     const expected = Buffer.concat(packets);
     const up = readBytes(serverStream, expected.length);
     for (const packet of packets) clientStream.write(packet);
     expect((await up).equals(expected)).toBe(true);
     // 50 packets of 32 KiB: three writes of 16 packets, then the last 2 at the end of the turn.
-    expect(writes).toBe(4);
+    expect(writes.count).toBe(4);
   });
 
   test('batched client frames stay masked as RFC 6455 requires (the payload is not visible on the wire)', async () => {
