@@ -20,13 +20,17 @@ function statFields(pid: number): string[] | undefined {
   }
 }
 
-/** User and system CPU time of the process so far; undefined when it cannot be read (gone). */
-export function processCpuTimes(pid: number | undefined): CpuTimes | undefined {
-  const fields = pid === undefined ? undefined : statFields(pid);
-  if (!fields) return undefined;
+/** User and system CPU time from the fields of a stat line. */
+function timesOf(fields: string[]): CpuTimes {
   // The state is field 3 of the line (index 0 here); utime and stime are fields 14 and 15.
   const toMs = (ticks: string | undefined) => (Number(ticks) * 1000) / CLOCK_TICKS_PER_SECOND;
   return { userMs: toMs(fields[11]), systemMs: toMs(fields[12]) };
+}
+
+/** User and system CPU time of the process so far; undefined when it cannot be read (gone). */
+export function processCpuTimes(pid: number | undefined): CpuTimes | undefined {
+  const fields = pid === undefined ? undefined : statFields(pid);
+  return fields && timesOf(fields);
 }
 
 /** CPU time (user + system) the process has used so far, in ms; undefined when it cannot be read (gone). */
@@ -42,23 +46,25 @@ export function processCpuMs(pid: number | undefined): number | undefined {
 export function processTreeCpuTimes(pid: number | undefined): CpuTimes | undefined {
   const root = pid === undefined ? undefined : processCpuTimes(pid);
   if (!root) return undefined;
-  const parents = new Map<number, number>();
+  const stats = new Map<number, string[]>();
   for (const entry of readdirSync('/proc')) {
     const fields = /^\d+$/.test(entry) ? statFields(Number(entry)) : undefined;
-    if (fields) parents.set(Number(entry), Number(fields[1]));
+    if (fields) stats.set(Number(entry), fields);
   }
   const inTree = (candidate: number): boolean => {
     for (let p: number | undefined = candidate, hops = 0; p !== undefined && hops < 64; hops++) {
       if (p === pid) return true;
-      p = parents.get(p);
+      const parent: string | undefined = stats.get(p)?.[1];
+      p = parent === undefined ? undefined : Number(parent);
     }
     return false;
   };
   const total = { ...root };
-  for (const descendant of [...parents.keys()].filter((p) => p !== pid && inTree(p))) {
-    const times = processCpuTimes(descendant);
-    total.userMs += times?.userMs ?? 0;
-    total.systemMs += times?.systemMs ?? 0;
+  for (const [descendant, fields] of stats) {
+    if (descendant === pid || !inTree(descendant)) continue;
+    const times = timesOf(fields);
+    total.userMs += times.userMs;
+    total.systemMs += times.systemMs;
   }
   return total;
 }
