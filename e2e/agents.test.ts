@@ -180,6 +180,11 @@ describe('svcd with three real svc agents', () => {
     expect(list.map((c) => c.client_auth_id)).toEqual(['agent-a', 'agent-b', 'agent-c']);
     const filtered = await api.get('/clients?filter[tags]=web&filter[labels]=env:%20p*', { auth: ADMIN });
     expect(filtered.json.data.map((c: ClientRecord) => c.id)).toEqual(['a-1']);
+    // The reference agent's kernel family, so a filter or group rule os_kernel=linux finds Linux clients.
+    const linux = await api.get('/clients?filter[os_kernel]=linux&sort=id', { auth: ADMIN });
+    expect(linux.json.data.map((c: ClientRecord) => c.id)).toEqual(['a-1', 'b-1', 'c-1']);
+    const windows = await api.get('/clients?filter[os_kernel]=windows', { auth: ADMIN });
+    expect(windows.json.data).toEqual([]);
     const status = await api.get('/status', { auth: ADMIN });
     expect(status.json.data).toMatchObject({ clients_connected: 3, clients_disconnected: 0 });
   });

@@ -99,6 +99,51 @@ describe('the svcd process', () => {
     expect((await api.get('/status', { auth: { basic: ['admin', 'admin-secret-1'] } })).status).toBe(200);
   });
 
+  test('without [api] address svcd runs the agent listener alone, with no user store configured', async () => {
+    const configPath = join(dir, 'agents-only.conf');
+    await writeFile(
+      configPath,
+      ['[server]', 'address = "127.0.0.1:0"', 'data_dir = "data"', 'auth = "edge-1:edge-password-1"'].join(
+        '\n',
+      ),
+    );
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    const listener = await proc.waitForLog('client listener started');
+    await proc.waitForLog('API disabled: set [api] address to enable it');
+    const port = Number(listener.port);
+    const agent = startProcess(SVC_BIN, [
+      ...['--auth', 'edge-1:edge-password-1', '--id', 'edge', '--fingerprint', String(listener.fingerprint)],
+      ...['--data-dir', join(dir, 'svc'), `http://127.0.0.1:${port}`],
+    ]);
+    try {
+      await agent.waitForLog('connected to svcd');
+      await proc.waitForLog('client connected');
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  test('a config written for OpenRPort starts, with a warning naming each key svcd ignores', async () => {
+    const configPath = join(dir, 'rportd.conf');
+    await writeFile(
+      configPath,
+      [
+        '[server]',
+        'address = "127.0.0.1:0"',
+        'data_dir = "data"',
+        'auth = "edge-1:edge-password-1"',
+        'allow_root = false',
+        'jobs_max_results = 10000',
+        '[monitoring]',
+        'enabled = true',
+      ].join('\n'),
+    );
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    await proc.waitForLog('client listener started');
+    for (const key of ['[server] allow_root', '[server] jobs_max_results', '[monitoring]'])
+      await proc.waitForStderr(`svcd: warning: ${configPath}: ${key}: OpenRPort setting not implemented`);
+  });
+
   test('a bad config stops the start with a message naming the key and a non-zero exit', async () => {
     const configPath = join(dir, 'bad.conf');
     await writeFile(configPath, '[api]\naddress = "127.0.0.1:3000"\nmax_failed_login = "ten"\nbogus = 1\n');

@@ -16,6 +16,8 @@ export class RunningProcess {
   readonly stdoutLines: string[] = [];
   stderr = '';
   private waiters: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
+  /** Each returns true once it is satisfied and can be dropped. */
+  private stderrWaiters: ((stderr: string) => boolean)[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(readonly child: ChildProcess) {
@@ -34,7 +36,10 @@ export class RunningProcess {
         });
       }
     });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+      this.stderrWaiters = this.stderrWaiters.filter((w) => !w(this.stderr));
+    });
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
@@ -57,6 +62,26 @@ export class RunningProcess {
           clearTimeout(timer);
           resolve(line);
         },
+      });
+    });
+  }
+
+  /** Resolves once stderr (so far or later) contains `text`; rejects after the timeout. */
+  waitForStderr(text: string, timeoutMs = 20_000): Promise<void> {
+    if (this.stderr.includes(text)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`stderr did not show ${JSON.stringify(text)} within ${timeoutMs} ms: ${this.stderr}`),
+          ),
+        timeoutMs,
+      );
+      this.stderrWaiters.push((stderr) => {
+        if (!stderr.includes(text)) return false;
+        clearTimeout(timer);
+        resolve();
+        return true;
       });
     });
   }

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { describe, expect, test } from 'vitest';
 import { systemFactsSchema } from '@svc/protocol';
 import { parseCpuInfo, vendorFromModelName } from '../src/sysinfo/cpu.js';
-import { collectFacts } from '../src/sysinfo/facts.js';
+import { collectFacts, kernelFamily } from '../src/sysinfo/facts.js';
 import { externalAddresses } from '../src/sysinfo/network.js';
 import { linuxIdentity, parseMacSystemVersion, parseOsRelease } from '../src/sysinfo/os-release.js';
 import { describeTimezone } from '../src/sysinfo/timezone.js';
@@ -19,7 +19,8 @@ describe('collectFacts on this host', () => {
     expect(facts.mem_total).toBe(os.totalmem());
     expect(facts.mem_total).toBeGreaterThan(0);
     expect(facts.os).toContain(os.release());
-    expect(facts.os_kernel).toBe(os.release());
+    expect(facts.os_kernel).toBe(os.platform() === 'win32' ? 'windows' : os.platform());
+    expect(facts.os).toContain(os.release());
     expect(facts.os_arch).not.toBe('');
     expect(facts.os_family).not.toBe('');
     expect(facts.os_full_name).not.toBe('');
@@ -47,6 +48,13 @@ describe('collectFacts on this host', () => {
 });
 
 describe('parsers', () => {
+  test('kernel family as Go names it', () => {
+    expect(kernelFamily('linux')).toBe('linux');
+    expect(kernelFamily('win32')).toBe('windows');
+    expect(kernelFamily('darwin')).toBe('darwin');
+    expect(kernelFamily('freebsd')).toBe('freebsd');
+  });
+
   test('os-release with quoting; family from ID_LIKE', () => {
     const ubuntu = parseOsRelease(
       'NAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n# comment\n',

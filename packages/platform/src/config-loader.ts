@@ -6,6 +6,18 @@ import { describeValue } from './values.js';
 export interface ConfigLoadOptions {
   /** Name of the example file that lists every key, mentioned in "unknown key" hints. */
   exampleFile?: string;
+  /** Keys of another product's config files that are dropped with a warning instead of failing the load. */
+  tolerated?: ToleratedKeys;
+  /** Receives one `[section] key: ...` line per tolerated key that was dropped. */
+  onWarning?: (message: string) => void;
+}
+
+/** Sections and keys a config written for another product may carry; keys the schema knows are never dropped. */
+export interface ToleratedKeys {
+  /** Who defines them, e.g. "OpenRPort". */
+  product: string;
+  sections: readonly string[];
+  keys: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Every problem found in a configuration, one `[section] key: what is wrong` line each. */
@@ -120,6 +132,31 @@ export function formatZodIssues(
   return lines;
 }
 
+/** Removes the tolerated sections and keys from parsed TOML (in place), reporting each one. */
+export function dropToleratedKeys(
+  data: unknown,
+  tolerated: ToleratedKeys,
+  onWarning: (message: string) => void = () => undefined,
+): void {
+  if (!isTable(data)) return;
+  const root = data as Record<string, unknown>;
+  const ignored = `${tolerated.product} setting not implemented in this version; ignored`;
+  for (const [name, value] of Object.entries(root)) {
+    if (!isTable(value)) continue;
+    if (tolerated.sections.includes(name)) {
+      delete root[name];
+      onWarning(`[${name}]: ${ignored}`);
+      continue;
+    }
+    const section = value as Record<string, unknown>;
+    for (const key of tolerated.keys[name] ?? []) {
+      if (!(key in section)) continue;
+      delete section[key];
+      onWarning(`[${name}] ${key}: ${ignored}`);
+    }
+  }
+}
+
 /** Validates already-parsed data against a schema; throws ConfigError listing every problem. */
 export function validateConfig<S extends z.ZodType>(
   data: unknown,
@@ -146,6 +183,7 @@ export function parseTomlConfig<S extends z.ZodType>(
     const problem = `line ${error.line}, column ${error.column}: invalid TOML: ${reason}`;
     throw new ConfigError([problem], options.source, error.codeblock.trimEnd());
   }
+  if (options.tolerated) dropToleratedKeys(data, options.tolerated, options.onWarning);
   return validateConfig(data, schema, options);
 }
 

@@ -6,7 +6,9 @@ export {
   validateConfig,
   parseTomlConfig,
   loadTomlConfig,
+  dropToleratedKeys,
   type ConfigLoadOptions,
+  type ToleratedKeys,
 } from './config-loader.js';
 export { createLogger, type Logger, type LoggerOptions, type LogLevel } from './logger.js';
 export { onShutdown, type ShutdownOptions, type ShutdownProcess } from './lifecycle.js';

@@ -39,7 +39,6 @@ export interface RunningServer {
   readonly clientPort: number;
   readonly connectUrls: string[];
   readonly fingerprint: string;
-  readonly users: UserStore;
   /** Client records and this node's live agent connections. */
   readonly clients: ClientRegistry;
   /** Tunnels of the connected clients. */
@@ -77,7 +76,6 @@ export async function startServer(
   const opened: Opened = { database };
   try {
     const hasher = createBcryptHasher();
-    const users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
     const sessions = new CachedSessionStore(new SqlSessionStore(database));
     const clients = new ClientRegistry(new SqlClientRepository(database), systemClock, logger);
     await clients.load();
@@ -99,24 +97,6 @@ export async function startServer(
     if (!clientAuthStore)
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
     const connections: ClientConnections = clients;
-    const jwtSecret =
-      config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
-    const auth = new Authenticator({
-      users,
-      hasher,
-      tokens: createJwtSigner(jwtSecret),
-      sessions,
-      clock: systemClock,
-      maxTokenLifetimeMs: config.api.max_token_lifetime,
-      guard: new LoginGuard(
-        {
-          maxFailedLogin: config.api.max_failed_login,
-          banTimeMs: config.api.ban_time,
-          userLoginWaitMs: config.api.user_login_wait,
-        },
-        systemClock,
-      ),
-    });
 
     opened.clients = await startAgentLink({
       address: config.server.address,
@@ -134,7 +114,7 @@ export async function startServer(
     const clientHost = splitHostPort(config.server.address).host;
     const connectUrls = config.server.url ?? [publicUrl('http', clientHost, opened.clients.port, hostname())];
     logger.info(
-      { address: config.server.address, fingerprint: hostKey.fingerprint },
+      { address: config.server.address, port: opened.clients.port, fingerprint: hostKey.fingerprint },
       'client listener started',
     );
 
@@ -150,7 +130,28 @@ export async function startServer(
     };
 
     let apiUrl: string | undefined;
+    // Without an API there are no users to check: svcd then runs the agent listener alone (spec 1.1).
+    let users: UserStore | undefined;
     if (config.api.address) {
+      users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
+      const jwtSecret =
+        config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
+      const auth = new Authenticator({
+        users,
+        hasher,
+        tokens: createJwtSigner(jwtSecret),
+        sessions,
+        clock: systemClock,
+        maxTokenLifetimeMs: config.api.max_token_lifetime,
+        guard: new LoginGuard(
+          {
+            maxFailedLogin: config.api.max_failed_login,
+            banTimeMs: config.api.ban_time,
+            userLoginWaitMs: config.api.user_login_wait,
+          },
+          systemClock,
+        ),
+      });
       const api = await buildApi({
         auth,
         users: new UsersService(users, hasher),
@@ -197,10 +198,9 @@ export async function startServer(
       clientPort: opened.clients.port,
       connectUrls,
       fingerprint: hostKey.fingerprint,
-      users,
       clients,
       tunnels,
-      reloadUsers: () => users.reload(),
+      reloadUsers: () => users?.reload() ?? Promise.resolve(),
       async close() {
         clearInterval(purge);
         stopClientPurge();

@@ -10,6 +10,13 @@ import { detectVirtualization } from './virtualization.js';
 /** Node's arch names → the names Go uses (and the reference system reports). */
 const GO_ARCH: Record<string, string> = { x64: 'amd64', ia32: '386', mipsel: 'mipsle' };
 
+/** Node's platform names → the kernel family Go's GOOS reports (`os_kernel` of the reference agent). */
+const GO_OS: Partial<Record<NodeJS.Platform, string>> = { win32: 'windows', sunos: 'solaris' };
+
+export function kernelFamily(platform: NodeJS.Platform): string {
+  return GO_OS[platform] ?? platform;
+}
+
 function goArch(): string {
   const arch = os.arch();
   if (arch === 'ppc64' && os.endianness() === 'LE') return 'ppc64le';
@@ -54,7 +61,7 @@ export async function collectFacts(): Promise<SystemFacts> {
     os: [os.type(), hostname, os.release(), os.version(), os.machine()].filter(Boolean).join(' '),
     os_arch: goArch(),
     ...identity,
-    os_kernel: os.release(),
+    os_kernel: kernelFamily(platform),
     os_virtualization_system: virt.system,
     os_virtualization_role: virt.role,
     ...cpuFacts(cpuinfo),

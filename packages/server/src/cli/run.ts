@@ -3,8 +3,10 @@ import { loadSvcdConfig, type SvcdConfig } from '../config/schema.js';
 import { startServer, type RunningServer } from '../server.js';
 import { resolveConfigPaths } from './resolve-paths.js';
 
+/** Loads a config file; keys written for OpenRPort that svcd ignores are reported on stderr. */
 export function loadConfig(path: string): SvcdConfig {
-  return resolveConfigPaths(loadSvcdConfig(path), path);
+  const warn = (message: string) => process.stderr.write(`svcd: warning: ${path}: ${message}\n`);
+  return resolveConfigPaths(loadSvcdConfig(path, warn), path);
 }
 
 /** Starts svcd from a loaded config and keeps it running until SIGTERM/SIGINT. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeValue, durationSchema, loadTomlConfig, parseTomlConfig } from '@svc/platform';
+import { OPENRPORT_KEYS } from './openrport-keys.js';
 
 export const EXAMPLE_CONFIG_FILE = 'svcd.example.conf';
 
@@ -391,12 +392,21 @@ export const svcdConfigSchema = z.strictObject({
 
 export type SvcdConfig = z.output<typeof svcdConfigSchema>;
 
+/** Called once per OpenRPort key that a config carries and svcd ignores. */
+export type ConfigWarning = (message: string) => void;
+
+const loadOptions = (onWarning?: ConfigWarning) => ({
+  exampleFile: EXAMPLE_CONFIG_FILE,
+  tolerated: OPENRPORT_KEYS,
+  ...(onWarning ? { onWarning } : {}),
+});
+
 /** Reads and validates an svcd config file; throws ConfigError listing every problem. */
-export function loadSvcdConfig(filePath: string): SvcdConfig {
-  return loadTomlConfig(filePath, svcdConfigSchema, { exampleFile: EXAMPLE_CONFIG_FILE });
+export function loadSvcdConfig(filePath: string, onWarning?: ConfigWarning): SvcdConfig {
+  return loadTomlConfig(filePath, svcdConfigSchema, loadOptions(onWarning));
 }
 
 /** Validates svcd config TOML text; `source` names it in messages. */
-export function parseSvcdConfig(text: string, source?: string): SvcdConfig {
-  return parseTomlConfig(text, svcdConfigSchema, { exampleFile: EXAMPLE_CONFIG_FILE, source });
+export function parseSvcdConfig(text: string, source?: string, onWarning?: ConfigWarning): SvcdConfig {
+  return parseTomlConfig(text, svcdConfigSchema, { ...loadOptions(onWarning), source });
 }
