@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import semver from 'semver';
 import { describe, expect, test } from 'vitest';
 
@@ -33,5 +36,20 @@ describe('installing on the Node.js version the README names', () => {
       .filter(([, entry]) => !semver.satisfies(version, entry.engines?.node ?? '*'))
       .map(([path, entry]) => `${path} needs node ${entry.engines?.node ?? ''}`);
     expect(refusing).toEqual([]);
+  });
+});
+
+describe('what a newcomer copies from the README', () => {
+  test('every curl command whose URL holds [ ] passes -g, or curl prints nothing and exits 3', async () => {
+    const readme = await readFile(new URL('README.md', root), 'utf8');
+    const curls = readme.split('\n').filter((line) => /\bcurl\b.*https?:\/\/\S*\[/.test(line));
+    expect(curls.length).toBeGreaterThan(0);
+    expect(curls.filter((line) => !/\bcurl\b(?:\s+-\S+)*\s+-g\b/.test(line))).toEqual([]);
+  });
+
+  test('the folders svcd quickstart and svc create in the repository are ignored by git', async () => {
+    const cwd = fileURLToPath(root);
+    for (const path of ['data/svcd.conf', 'svc-data/client-id'])
+      await expect(promisify(execFile)('git', ['check-ignore', '-q', path], { cwd })).resolves.toBeDefined();
   });
 });
