@@ -5,4 +5,5 @@ export * from './api/status.js';
 export * from './api/users.js';
 export * from './list-query.js';
 export * from './agent/messages.js';
+export * from './agent/jobs.js';
 export * from './api/clients-auth.js';

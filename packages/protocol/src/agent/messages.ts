@@ -8,6 +8,7 @@
  * names the client it speaks for.
  */
 import { z } from 'zod';
+import { jobRunReplySchema, jobRunSchema } from './jobs.js';
 
 export const CONTROL_SUBSYSTEM = 'svc-control';
 /** WebSocket subprotocol the agent asks for; the server refuses any other `svc-*` version. */
@@ -102,6 +103,11 @@ export const CONTROL_MESSAGES = {
   'tunnel.open': { from: 'server', payload: tunnelTargetSchema, reply: emptySchema },
   /** server → agent: one tunnel to host:port fewer; the last one cancels the registration. */
   'tunnel.close': { from: 'server', payload: tunnelTargetSchema, reply: emptySchema },
+  /**
+   * server → agent: run a command or script (see jobs.ts for the whole exchange). Error codes: `disabled`,
+   * `refused` (a filter), `failed` (the process could not start).
+   */
+  'job.run': { from: 'server', payload: jobRunSchema, reply: jobRunReplySchema },
 } as const;
 export type ControlType = keyof typeof CONTROL_MESSAGES;
 
@@ -124,5 +130,9 @@ export const CONTROL_ERRORS = {
   notReady: 'not_ready',
   /** The agent's tunnel_allowed list does not permit the target. */
   notAllowed: 'not_allowed',
+  /** Remote commands or scripts are switched off in the agent's config. */
+  disabled: 'disabled',
+  /** The agent's allow/deny filters refuse the command. */
+  refused: 'refused',
   failed: 'failed',
 } as const;

@@ -1,0 +1,89 @@
+/**
+ * Remote execution on the agent link.
+ *
+ * 1. svcd stores the job (status `running`) and sends the control request `job.run`. The agent checks its
+ *    `[remote-commands]` / `[remote-scripts]` settings and filters, starts the process and replies with its pid and
+ *    start time, or answers an `error` (`refused`, `disabled` or `failed`, with a message saying why), after which
+ *    svcd records the job as `failed` with that message. Nothing runs when the reply is an error.
+ * 2. The output travels on its own SSH session channel (subsystem JOB_OUTPUT_SUBSYSTEM) that the agent opens per
+ *    job, never in a control message, so results of many MiB flow with SSH flow control. The channel starts with
+ *    one JSON header line (jobOutputHeaderSchema), then carries frames `[type: u8][length: u32 BE][bytes]`:
+ *    stdout and stderr chunks as they are produced (svcd forwards them live), then one `end` frame whose bytes
+ *    are the JSON of jobEndSchema.
+ * 3. Once svcd has stored the result it writes JOB_OUTPUT_ACK on the channel and closes it. Until then the agent
+ *    keeps the result (output up to send_back_limit per stream): when the link drops first, or svcd restarts, the
+ *    agent sends the whole result again on a new channel with `replay: true` after its next hello. svcd accepts a
+ *    result only from the connection of the client the job was sent to, and only for a job still `running`.
+ */
+import { z } from 'zod';
+
+export const JOB_OUTPUT_SUBSYSTEM = 'svc-job-output';
+
+/** Frame types on a job output channel. */
+export const JOB_FRAME = { stdout: 1, stderr: 2, end: 3 } as const;
+export type JobFrameType = (typeof JOB_FRAME)[keyof typeof JOB_FRAME];
+export const JOB_FRAME_HEADER_BYTES = 5;
+/** Largest frame payload either end writes or accepts. */
+export const MAX_JOB_FRAME_BYTES = 64 * 1024;
+/** svcd → agent on the output channel once the result is stored. */
+export const JOB_OUTPUT_ACK = 'stored\n';
+
+/** Largest script svcd sends inside `job.run` (decoded bytes); the control message limit is 256 KiB. */
+export const MAX_SCRIPT_BYTES = 160 * 1024;
+/** Largest command text. */
+export const MAX_COMMAND_BYTES = 64 * 1024;
+
+export const JOB_STATUSES = ['running', 'successful', 'failed', 'unknown'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Timestamps on the wire: RFC 3339 with milliseconds and an offset, e.g. 2026-11-25T15:04:05.123Z. */
+const timestamp = z.iso.datetime({ offset: true });
+
+export const jobRunSchema = z.object({
+  jid: z.uuid(),
+  /** The command as the operator sent it; for a script job, empty. */
+  command: z.string().max(MAX_COMMAND_BYTES),
+  /** Base64 of the script's bytes; only for script jobs. */
+  script: z
+    .string()
+    .max(Math.ceil(MAX_SCRIPT_BYTES / 3) * 4)
+    .optional(),
+  /** '' = the default (sh on Linux/macOS, cmd.exe on Windows); a name, an absolute path or an alias. */
+  interpreter: z.string().max(4096),
+  /** '' = the agent's own working directory. */
+  cwd: z.string().max(4096),
+  is_sudo: z.boolean(),
+  /** After this many seconds the job is reported `unknown` and its process keeps running. */
+  timeout_sec: z
+    .number()
+    .int()
+    .min(1)
+    .max(31 * 24 * 3600),
+});
+export type JobRun = z.infer<typeof jobRunSchema>;
+
+export const jobRunReplySchema = z.object({
+  pid: z.number().int().nonnegative(),
+  started_at: timestamp,
+});
+export type JobRunReply = z.infer<typeof jobRunReplySchema>;
+
+export const jobOutputHeaderSchema = z.object({
+  jid: z.uuid(),
+  /** true when the agent sends a result again after a reconnect; svcd then drops any partial output it holds. */
+  replay: z.boolean(),
+});
+export type JobOutputHeader = z.infer<typeof jobOutputHeaderSchema>;
+
+export const jobEndSchema = z.object({
+  /** `successful` (exit 0), `failed` (non-zero exit, killed by a signal), `unknown` (timeout_sec passed). */
+  status: z.enum(['successful', 'failed', 'unknown']),
+  /** null when the process was killed by a signal or is still running (`unknown`). */
+  exit_code: z.number().int().nullable(),
+  finished_at: timestamp,
+  /** Why the job failed or is unknown, in words; '' when it succeeded. */
+  error: z.string().max(4096),
+  stdout_truncated: z.boolean(),
+  stderr_truncated: z.boolean(),
+});
+export type JobEnd = z.infer<typeof jobEndSchema>;
