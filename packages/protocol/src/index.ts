@@ -7,3 +7,4 @@ export * from './list-query.js';
 export * from './agent/messages.js';
 export * from './agent/jobs.js';
 export * from './api/clients-auth.js';
+export * from './api/jobs.js';

@@ -50,6 +50,48 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       ).execute();
     },
   },
+  {
+    name: '003_jobs',
+    async up(db, engine) {
+      // MySQL's TEXT holds 64 KiB and MEDIUMTEXT 16 MiB; output up to send_back_limit (4 MiB by default) may grow
+      // when undecodable bytes become U+FFFD, so output columns are LONGTEXT there.
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      const longText = engine === 'mysql' ? sql`longtext` : 'text';
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('jobs')
+          .addColumn('jid', 'varchar(36)', (col) => col.primaryKey())
+          .addColumn('client_id', 'varchar(100)', (col) => col.notNull())
+          .addColumn('client_name', 'varchar(200)', (col) => col.notNull())
+          .addColumn('multi_job_id', 'varchar(36)')
+          .addColumn('status', 'varchar(16)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('started_at', 'bigint')
+          .addColumn('finished_at', 'bigint')
+          .addColumn('created_by', 'varchar(150)', (col) => col.notNull())
+          .addColumn('command', text, (col) => col.notNull())
+          .addColumn('interpreter', text, (col) => col.notNull())
+          .addColumn('cwd', text, (col) => col.notNull())
+          .addColumn('is_sudo', 'smallint', (col) => col.notNull())
+          .addColumn('is_script', 'smallint', (col) => col.notNull())
+          .addColumn('pid', 'integer')
+          .addColumn('timeout_sec', 'integer', (col) => col.notNull())
+          .addColumn('exit_code', 'integer')
+          .addColumn('error', text, (col) => col.notNull())
+          .addColumn('stdout', longText, (col) => col.notNull())
+          .addColumn('stderr', longText, (col) => col.notNull())
+          .addColumn('stdout_truncated', 'smallint', (col) => col.notNull())
+          .addColumn('stderr_truncated', 'smallint', (col) => col.notNull()),
+      ).execute();
+      await db.schema
+        .createIndex('jobs_client_created_idx')
+        .on('jobs')
+        .columns(['client_id', 'created_at'])
+        .execute();
+      await db.schema.createIndex('jobs_multi_job_idx').on('jobs').column('multi_job_id').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -69,3 +69,33 @@ export interface ClientsTable {
 export interface StorageSchema {
   clients: ClientsTable;
 }
+
+/** Command and script jobs (migration 003_jobs). Flags are 0/1 integers; times epoch milliseconds. */
+export interface JobsTable {
+  jid: string;
+  client_id: string;
+  client_name: string;
+  multi_job_id: string | null;
+  status: string;
+  created_at: EpochMillis;
+  started_at: ColumnType<number | string | null, number | null, number | null>;
+  finished_at: ColumnType<number | string | null, number | null, number | null>;
+  created_by: string;
+  command: string;
+  interpreter: string;
+  cwd: string;
+  is_sudo: ColumnType<number | string | boolean, number, number>;
+  is_script: ColumnType<number | string | boolean, number, number>;
+  pid: ColumnType<number | string | null, number | null, number | null>;
+  timeout_sec: ColumnType<number | string, number, number>;
+  exit_code: ColumnType<number | string | null, number | null, number | null>;
+  error: string;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: ColumnType<number | string | boolean, number, number>;
+  stderr_truncated: ColumnType<number | string | boolean, number, number>;
+}
+
+export interface StorageSchema {
+  jobs: JobsTable;
+}

@@ -8,6 +8,9 @@ import type { Database } from '../../src/storage/database.js';
 import { SqlClientRepository } from '../../src/storage/client-repository.js';
 import { DatabaseUserStore } from '../../src/storage/database-user-store.js';
 import { SqlSessionStore } from '../../src/storage/session-store.js';
+import { SqlJobRepository } from '../../src/storage/job-repository.js';
+import { parseListQuery, type Job } from '@svc/protocol';
+import { JOB_LIST } from '../../src/core/jobs/job-list.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
 
@@ -59,7 +62,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           .selectFrom('svcd_migrations')
           .select('name')
           .execute();
-        expect(rows.map((r) => r.name)).toEqual(['001_api_sessions', '002_clients']);
+        expect(rows.map((r) => r.name)).toEqual(['001_api_sessions', '002_clients', '003_jobs']);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
         await again.close();
@@ -394,6 +397,89 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         details: { name: 'batch-other' },
       });
       await clients.markDisconnected([], 1);
+    });
+  });
+
+  describe('jobs', () => {
+    let jobCounter = 0;
+    const newJob = (clientId: string, overrides: Partial<Job> = {}): Job => {
+      jobCounter += 1;
+      return {
+        jid: `00000000-0000-4000-8000-${String(jobCounter).padStart(12, '0')}`,
+        status: 'running',
+        started_at: null,
+        finished_at: null,
+        client_id: clientId,
+        client_name: 'Web One',
+        command: '/usr/bin/echo hi',
+        cwd: '',
+        is_sudo: false,
+        is_script: false,
+        interpreter: '',
+        pid: null,
+        created_by: 'alice',
+        created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, jobCounter, 123)).toISOString(),
+        timeout_sec: 60,
+        exit_code: null,
+        error: '',
+        result: { stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false },
+        ...overrides,
+      };
+    };
+    const outcome = {
+      status: 'failed' as const,
+      exit_code: 3,
+      finished_at: '2030-01-01T00:01:00.456Z',
+      error: 'exit status 3',
+      stdout: 'out ✓ \u0000 end',
+      stderr: 'x'.repeat(4 * 1024 * 1024),
+      stdout_truncated: false,
+      stderr_truncated: true,
+    };
+
+    it('stores a job, its start and its result once, with millisecond times and 4 MiB of output', async () => {
+      const jobs = new SqlJobRepository(database);
+      const job = newJob('web-1', { is_sudo: true, cwd: '/tmp', interpreter: 'bash' });
+      await jobs.insert(job);
+      expect(await jobs.get('web-1', job.jid)).toEqual(job);
+      expect(await jobs.get('web-2', job.jid)).toBeUndefined();
+
+      await jobs.markStarted(job.jid, { pid: 4242, started_at: '2030-01-01T00:00:30.789+00:00' });
+      expect(await jobs.finish('web-2', job.jid, outcome)).toBe(false);
+      expect(await jobs.finish('web-1', job.jid, outcome)).toBe(true);
+      expect(await jobs.finish('web-1', job.jid, { ...outcome, status: 'successful' })).toBe(false);
+      const stored = await jobs.get('web-1', job.jid);
+      expect(stored).toMatchObject({
+        status: 'failed',
+        pid: 4242,
+        started_at: '2030-01-01T00:00:30.789Z',
+        finished_at: '2030-01-01T00:01:00.456Z',
+        exit_code: 3,
+        error: 'exit status 3',
+        is_sudo: true,
+        result: { stdout: 'out ✓ \uFFFD end', stdout_truncated: false, stderr_truncated: true },
+      });
+      expect(stored?.result.stderr).toHaveLength(4 * 1024 * 1024);
+    });
+
+    it("lists one client's jobs with the list grammar, newest first by default", async () => {
+      const jobs = new SqlJobRepository(database);
+      const a = newJob('list-1', { created_by: 'bob' });
+      const b = newJob('list-1');
+      const c = newJob('list-1', { is_script: true });
+      for (const job of [a, b, c, newJob('list-2')]) await jobs.insert(job);
+      await jobs.finish('list-1', b.jid, { ...outcome, status: 'successful', exit_code: 0, error: '' });
+      const list = async (query: Record<string, string>) =>
+        (await jobs.list('list-1', parseListQuery(query, JOB_LIST))).data.map((j) => j.jid);
+
+      expect(await list({})).toEqual([c.jid, b.jid, a.jid]);
+      expect(await list({ sort: 'created_at' })).toEqual([a.jid, b.jid, c.jid]);
+      expect(await list({ 'filter[status]': 'successful' })).toEqual([b.jid]);
+      expect(await list({ 'filter[created_by]': 'BOB' })).toEqual([a.jid]);
+      expect(await list({ 'filter[is_script]': '1' })).toEqual([c.jid]);
+      const page = await jobs.list('list-1', parseListQuery({ 'page[limit]': '2' }, JOB_LIST));
+      expect(page).toMatchObject({ count: 3 });
+      expect(page.data.map((j) => j.jid)).toEqual([c.jid, b.jid]);
     });
   });
 });

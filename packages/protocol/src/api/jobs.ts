@@ -1,0 +1,82 @@
+/**
+ * Command and script jobs in the API (spec 2.9, 2.10, 4.5, 4.6): request bodies and the job as GET returns it.
+ * Field names follow the spec and OpenRPort, so its command-line client reads them unchanged.
+ */
+import { z } from 'zod';
+import { JOB_STATUSES, MAX_COMMAND_BYTES, MAX_SCRIPT_BYTES } from '../agent/jobs.js';
+
+/** Used when a request gives no timeout_sec (OpenRPort's run_remote_cmd_timeout_sec default). */
+export const DEFAULT_JOB_TIMEOUT_SEC = 60;
+export const MAX_JOB_TIMEOUT_SEC = 31 * 24 * 3600;
+
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+export const commandTextSchema = z
+  .string()
+  .refine((s) => s.trim() !== '', 'must not be empty')
+  .refine((s) => utf8Bytes(s) <= MAX_COMMAND_BYTES, `must be at most ${MAX_COMMAND_BYTES} bytes`);
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** A script as the API takes it: standard base64 of its bytes, not empty. */
+export const scriptTextSchema = z
+  .string()
+  .transform((s) => s.replace(/\s+/g, ''))
+  .refine((s) => s !== '', 'must not be empty; send the script as base64')
+  .refine((s) => BASE64.test(s), 'must be valid base64 (standard alphabet, with padding)')
+  .refine(
+    (s) => Math.floor((s.length * 3) / 4) - (s.match(/=+$/)?.[0].length ?? 0) <= MAX_SCRIPT_BYTES,
+    `the decoded script must be at most ${MAX_SCRIPT_BYTES} bytes`,
+  );
+
+/** What running something on a client takes besides the command or script. */
+const runOptions = {
+  timeout_sec: z.int().min(1).max(MAX_JOB_TIMEOUT_SEC).default(DEFAULT_JOB_TIMEOUT_SEC),
+  cwd: z.string().max(4096).default(''),
+  is_sudo: z.boolean().default(false),
+  interpreter: z.string().max(4096).default(''),
+};
+
+export const commandBodySchema = z.strictObject({ command: commandTextSchema, ...runOptions });
+export type CommandBody = z.output<typeof commandBodySchema>;
+
+export const scriptBodySchema = z.strictObject({ script: scriptTextSchema, ...runOptions });
+export type ScriptBody = z.output<typeof scriptBodySchema>;
+
+export const jobStatusSchema = z.enum(JOB_STATUSES);
+
+/** A job on one client (spec 2.9) plus `exit_code`, `error`, `is_script` and a truncated flag per stream. */
+export const jobSchema = z.object({
+  jid: z.string(),
+  status: jobStatusSchema,
+  /** RFC 3339 with milliseconds; null until the agent has started the process. */
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  client_id: z.string(),
+  client_name: z.string(),
+  command: z.string(),
+  cwd: z.string(),
+  is_sudo: z.boolean(),
+  is_script: z.boolean(),
+  interpreter: z.string(),
+  pid: z.number().int().nullable(),
+  created_by: z.string(),
+  created_at: z.string(),
+  timeout_sec: z.number().int(),
+  /** Present only on a job that belongs to a multi-client job. */
+  multi_job_id: z.string().optional(),
+  exit_code: z.number().int().nullable(),
+  error: z.string(),
+  result: z.object({
+    stdout: z.string(),
+    stderr: z.string(),
+    stdout_truncated: z.boolean(),
+    stderr_truncated: z.boolean(),
+  }),
+});
+export type Job = z.infer<typeof jobSchema>;
+
+export const JOB_FIELDS = Object.keys(jobSchema.shape) as (keyof Job)[];
+
+export const jobCreatedSchema = z.object({ jid: z.string() });
+export type JobCreated = z.infer<typeof jobCreatedSchema>;

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import type { CommandBody, Job, JobCreated, JobRun, ListQuery, ScriptBody } from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import { jobErrors } from './job-errors.js';
+import { DispatchError, type AgentDispatch, type JobClients, type JobRepository } from './ports.js';
+
+const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
+  offline: 'not started: ',
+  disabled: 'not started: ',
+  refused: 'refused by the client: ',
+  failed: 'could not start: ',
+};
+
+/** Runs commands and scripts on one client and keeps their jobs (spec 4.5, 4.6). */
+export class JobsService {
+  constructor(
+    private readonly repository: JobRepository,
+    private readonly clients: JobClients,
+    private readonly dispatch: AgentDispatch,
+    private readonly clock: Clock,
+  ) {}
+
+  runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {
+    return this.start(clientId, createdBy, { ...options(body), command: body.command });
+  }
+
+  runScript(clientId: string, body: ScriptBody, createdBy: string): Promise<JobCreated> {
+    if (Buffer.from(body.script, 'base64').toString('utf8').trim() === '') throw jobErrors.emptyScript();
+    return this.start(clientId, createdBy, { ...options(body), command: '', script: body.script });
+  }
+
+  async get(clientId: string, jid: string): Promise<Job> {
+    const job = await this.repository.get(clientId, jid);
+    if (!job) throw jobErrors.jobNotFound(clientId, jid);
+    return job;
+  }
+
+  list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    if (!this.clients.describe(clientId)) throw jobErrors.clientNotFound(clientId);
+    return this.repository.list(clientId, query);
+  }
+
+  /**
+   * Stores the job (running), asks the agent to start it and records what the agent said. An agent that refuses
+   * or cannot start it leaves a `failed` job with the reason; the caller gets the jid either way.
+   */
+  private async start(clientId: string, createdBy: string, run: Omit<JobRun, 'jid'>): Promise<JobCreated> {
+    const client = this.clients.describe(clientId);
+    if (!client) throw jobErrors.clientNotFound(clientId);
+    if (!client.connected) throw jobErrors.clientNotConnected(clientId);
+    const job = newJob(randomUUID(), clientId, client.name, createdBy, run, this.clock.now());
+    await this.repository.insert(job);
+    try {
+      await this.repository.markStarted(
+        job.jid,
+        await this.dispatch.runJob(clientId, { ...run, jid: job.jid }),
+      );
+    } catch (err) {
+      if (!(err instanceof DispatchError)) throw err;
+      await this.repository.finish(clientId, job.jid, {
+        status: 'failed',
+        exit_code: null,
+        finished_at: this.clock.now().toISOString(),
+        error: DISPATCH_FAILURE_PREFIX[err.reason] + err.message,
+        stdout: '',
+        stderr: '',
+        stdout_truncated: false,
+        stderr_truncated: false,
+      });
+    }
+    return { jid: job.jid };
+  }
+}
+
+const options = (body: CommandBody | ScriptBody) => ({
+  interpreter: body.interpreter,
+  cwd: body.cwd,
+  is_sudo: body.is_sudo,
+  timeout_sec: body.timeout_sec,
+});
+
+function newJob(
+  jid: string,
+  clientId: string,
+  clientName: string,
+  createdBy: string,
+  run: Omit<JobRun, 'jid'>,
+  now: Date,
+): Job {
+  return {
+    jid,
+    status: 'running',
+    started_at: null,
+    finished_at: null,
+    client_id: clientId,
+    client_name: clientName,
+    command: run.command,
+    cwd: run.cwd,
+    is_sudo: run.is_sudo,
+    is_script: run.script !== undefined,
+    interpreter: run.interpreter,
+    pid: null,
+    created_by: createdBy,
+    created_at: now.toISOString(),
+    timeout_sec: run.timeout_sec,
+    exit_code: null,
+    error: '',
+    result: { stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false },
+  };
+}

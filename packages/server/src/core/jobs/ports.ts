@@ -1,0 +1,53 @@
+import type { Job, JobEnd, JobRun, JobRunReply, ListQuery } from '@svc/protocol';
+
+/** What a finished job adds to its stored record. Output is already decoded to text. */
+export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_truncated'> {
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+}
+
+/** Persistence of jobs; every engine stores the same record. */
+export interface JobRepository {
+  insert(job: Job): Promise<void>;
+  /** The job of that client, or undefined. */
+  get(clientId: string, jid: string): Promise<Job | undefined>;
+  /** Records the agent's pid and start time; leaves the status alone (the result may already be in). */
+  markStarted(jid: string, started: JobRunReply): Promise<void>;
+  /**
+   * Stores the outcome when the job is still `running` and belongs to `clientId`; false otherwise (unknown job, a
+   * job of another client, or a result already stored), so a result is stored at most once.
+   */
+  finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean>;
+  /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
+  list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
+}
+
+/** Why the agent did not start a job. */
+export type DispatchFailure = 'offline' | 'disabled' | 'refused' | 'failed';
+
+export class DispatchError extends Error {
+  constructor(
+    readonly reason: DispatchFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DispatchError';
+  }
+}
+
+/**
+ * The one way core reaches an agent to run something. The gateway implements it for the connections this process
+ * holds; a multi-node svcd will add an implementation that forwards to the node holding the client.
+ */
+export interface AgentDispatch {
+  /** Asks the client's agent to start the job; rejects with DispatchError. */
+  runJob(clientId: string, job: JobRun): Promise<JobRunReply>;
+}
+
+/** What the jobs domain needs to know about a client. */
+export interface JobClients {
+  /** undefined for an unknown client. */
+  describe(clientId: string): { name: string; connected: boolean } | undefined;
+}

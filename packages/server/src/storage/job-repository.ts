@@ -1,0 +1,146 @@
+import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
+import type { JobOutcome, JobRepository } from '../core/jobs/ports.js';
+import type { Database } from './database.js';
+import { withStorageErrors } from './errors.js';
+import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
+import type { Selectable } from 'kysely';
+import type { JobsTable } from './schema.js';
+
+const COLUMNS: SqlColumnMap = {
+  jid: 'jid',
+  status: 'status',
+  created_at: { column: 'created_at', type: 'number' },
+  started_at: { column: 'started_at', type: 'number' },
+  finished_at: { column: 'finished_at', type: 'number' },
+  created_by: 'created_by',
+  command: 'command',
+  is_script: { column: 'is_script', type: 'number' },
+  multi_job_id: 'multi_job_id',
+};
+
+const toMillis = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+const toIso = (ms: number | string | null): string | null =>
+  ms === null ? null : new Date(Number(ms)).toISOString();
+const flag = (value: boolean): number => (value ? 1 : 0);
+const isSet = (value: number | string | boolean): boolean => Number(value) === 1 || value === true;
+
+/** PostgreSQL text cannot hold NUL; output is stored with NUL as U+FFFD, like other undecodable bytes. */
+const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
+
+function toJob(row: Selectable<JobsTable>): Job {
+  return {
+    jid: row.jid,
+    status: row.status as Job['status'],
+    started_at: toIso(row.started_at),
+    finished_at: toIso(row.finished_at),
+    client_id: row.client_id,
+    client_name: row.client_name,
+    command: row.command,
+    cwd: row.cwd,
+    is_sudo: isSet(row.is_sudo),
+    is_script: isSet(row.is_script),
+    interpreter: row.interpreter,
+    pid: row.pid === null ? null : Number(row.pid),
+    created_by: row.created_by,
+    created_at: toIso(row.created_at) ?? '',
+    timeout_sec: Number(row.timeout_sec),
+    ...(row.multi_job_id === null ? {} : { multi_job_id: row.multi_job_id }),
+    exit_code: row.exit_code === null ? null : Number(row.exit_code),
+    error: row.error,
+    result: {
+      stdout: row.stdout,
+      stderr: row.stderr,
+      stdout_truncated: isSet(row.stdout_truncated),
+      stderr_truncated: isSet(row.stderr_truncated),
+    },
+  };
+}
+
+/** Jobs in the `jobs` table (migration 003_jobs); times are epoch milliseconds. */
+export class SqlJobRepository implements JobRepository {
+  constructor(private readonly database: Database) {}
+
+  insert(job: Job): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .insertInto('jobs')
+        .values({
+          jid: job.jid,
+          client_id: job.client_id,
+          client_name: job.client_name,
+          multi_job_id: job.multi_job_id ?? null,
+          status: job.status,
+          created_at: Date.parse(job.created_at),
+          started_at: toMillis(job.started_at),
+          finished_at: toMillis(job.finished_at),
+          created_by: job.created_by,
+          command: job.command,
+          interpreter: job.interpreter,
+          cwd: job.cwd,
+          is_sudo: flag(job.is_sudo),
+          is_script: flag(job.is_script),
+          pid: job.pid,
+          timeout_sec: job.timeout_sec,
+          exit_code: job.exit_code,
+          error: job.error,
+          stdout: storable(job.result.stdout),
+          stderr: storable(job.result.stderr),
+          stdout_truncated: flag(job.result.stdout_truncated),
+          stderr_truncated: flag(job.result.stderr_truncated),
+        })
+        .execute();
+    });
+  }
+
+  get(clientId: string, jid: string): Promise<Job | undefined> {
+    return withStorageErrors(async () => {
+      const row = await this.database.db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('jid', '=', jid)
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      return row ? toJob(row) : undefined;
+    });
+  }
+
+  markStarted(jid: string, started: JobRunReply): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .updateTable('jobs')
+        .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
+        .where('jid', '=', jid)
+        .execute();
+    });
+  }
+
+  finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
+    return withStorageErrors(async () => {
+      const result = await this.database.db
+        .updateTable('jobs')
+        .set({
+          status: outcome.status,
+          finished_at: Date.parse(outcome.finished_at),
+          exit_code: outcome.exit_code,
+          error: outcome.error,
+          stdout: storable(outcome.stdout),
+          stderr: storable(outcome.stderr),
+          stdout_truncated: flag(outcome.stdout_truncated),
+          stderr_truncated: flag(outcome.stderr_truncated),
+        })
+        .where('jid', '=', jid)
+        .where('client_id', '=', clientId)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    });
+  }
+
+  list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    return withStorageErrors(async () => {
+      const base = this.database.db.selectFrom('jobs').selectAll().where('client_id', '=', clientId);
+      const { rows, count } = await executeSqlList(base, query, COLUMNS, { tieBreaker: 'jid' });
+      return { data: rows.map(toJob), count };
+    });
+  }
+}
