@@ -14,11 +14,14 @@ import { ClientCredentialChecker, refuseAllClients } from './core/clients-auth/c
 import type { SvcdConfig } from './config/schema.js';
 import { ClientRegistry } from './core/clients/client-registry.js';
 import { ClientsService } from './core/clients/clients-service.js';
+import { JobsService } from './core/jobs/jobs-service.js';
+import { registryJobClients } from './core/jobs/registry-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
 import { PortPool } from './core/tunnels/port-pool.js';
 import { TunnelsService } from './core/tunnels/tunnels-service.js';
 import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/agent-link.js';
 import { loadHostKey } from './gateway/load-host-key.js';
+import { LocalDispatch } from './gateway/local-dispatch.js';
 import { buildApi } from './http/app.js';
 import { publicUrl, splitHostPort } from './infra/address.js';
 import { createBcryptHasher } from './infra/bcrypt-hasher.js';
@@ -26,6 +29,7 @@ import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-di
 import { createJwtSigner } from './infra/jwt-signer.js';
 import { openDatabase, type Database } from './storage/database.js';
 import { SqlClientRepository } from './storage/client-repository.js';
+import { SqlJobRepository } from './storage/job-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
@@ -98,6 +102,13 @@ export async function startServer(
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
     const connections: ClientConnections = clients;
 
+    const jobs = new JobsService(
+      new SqlJobRepository(database),
+      registryJobClients(clients),
+      new LocalDispatch(clients),
+      systemClock,
+    );
+
     opened.clients = await startAgentLink({
       address: config.server.address,
       hostKey,
@@ -108,6 +119,7 @@ export async function startServer(
       keepaliveIntervalMs: config.server.keepalive_interval,
       maxConcurrentHandshakes: config.server.max_concurrent_ssh_handshakes,
       serverVersion: SVCD_VERSION,
+      jobResults: jobs,
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
@@ -157,6 +169,7 @@ export async function startServer(
         users: new UsersService(users, hasher),
         clients: new ClientsService(clients),
         tunnels,
+        jobs,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),

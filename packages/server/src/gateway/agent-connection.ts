@@ -3,6 +3,7 @@ import type { AuthContext, Connection, ServerChannel, Session } from 'ssh2';
 import {
   CONTROL_ERRORS,
   CONTROL_SUBSYSTEM,
+  JOB_OUTPUT_SUBSYSTEM,
   type FactsUpdate,
   type Hello,
   type HelloReply,
@@ -11,6 +12,8 @@ import { ControlError, ControlPeer, type Logger } from '@svc/platform';
 import { maskAddress } from '../core/clients/address-mask.js';
 import type { ClientRegistry, LiveConnection } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
+import type { JobResultSink } from '../core/jobs/ports.js';
+import { AgentJobs } from './agent-jobs.js';
 import { AgentTunnels } from './agent-tunnels.js';
 import type { RemoteAddress } from './client-listener.js';
 
@@ -26,6 +29,8 @@ export interface AgentConnectionDeps {
   /** Undefined when no client credentials are configured: every login fails. */
   authenticator: ClientAuthenticator | undefined;
   settings: AgentLinkSettings;
+  /** Where job results go; without one, agents cannot send results (output channels are refused). */
+  jobResults?: JobResultSink;
   log: Logger;
 }
 
@@ -54,6 +59,7 @@ export class AgentConnection implements LiveConnection {
   private ended = false;
   private closing = false;
   readonly tunnels: AgentTunnels;
+  readonly jobs: AgentJobs;
 
   constructor(
     private readonly ssh: Connection,
@@ -65,6 +71,12 @@ export class AgentConnection implements LiveConnection {
     this.tunnels = new AgentTunnels(
       ssh,
       () => (this.clientId === undefined ? undefined : this.peer),
+      deps.log,
+    );
+    this.jobs = new AgentJobs(
+      () => (this.clientId === undefined || this.ended ? undefined : this.peer),
+      () => this.clientId,
+      deps.jobResults,
       deps.log,
     );
     ssh.on('authentication', (ctx) => this.authenticate(ctx));
@@ -162,6 +174,7 @@ export class AgentConnection implements LiveConnection {
   }
 
   private openSession(accept: () => Session, reject: () => void): void {
+    if (this.clientId !== undefined) return this.openJobOutput(accept, reject);
     if (this.peer || ++this.sessions > MAX_SESSIONS) return reject();
     const session = accept();
     session.on('subsystem', (acceptSub, rejectSub, info) => {
@@ -173,6 +186,18 @@ export class AgentConnection implements LiveConnection {
         return rejectSub();
       }
       this.startControl(acceptSub());
+    });
+  }
+
+  /** After hello, sessions carry job results (subsystem JOB_OUTPUT_SUBSYSTEM) and nothing else. */
+  private openJobOutput(accept: () => Session, reject: () => void): void {
+    if (!this.jobs.acceptsOutput) return reject();
+    accept().once('subsystem', (acceptSub, rejectSub, info) => {
+      if (info.name !== JOB_OUTPUT_SUBSYSTEM || !this.jobs.acceptsOutput) {
+        this.deps.log.warn({ client_id: this.clientId, subsystem: info.name }, 'agent subsystem refused');
+        return rejectSub();
+      }
+      this.jobs.readOutput(acceptSub());
     });
   }
 

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '@svc/platform';
 import type { ClientRegistry } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
+import type { JobResultSink } from '../core/jobs/ports.js';
 import { startClientListener } from './client-listener.js';
 import { HandshakeLimiter } from './handshake-limiter.js';
 import type { HostKey } from './host-key.js';
@@ -40,6 +41,8 @@ export interface AgentLinkOptions {
   /** `[server] max_concurrent_ssh_handshakes`; 0 = half the CPUs, at least 1. */
   maxConcurrentHandshakes: number;
   serverVersion: string;
+  /** Where the agents' job results are stored. */
+  jobResults?: JobResultSink;
   log: Logger;
   tuning?: Partial<AgentLinkTuning>;
 }
@@ -67,6 +70,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
       helloTimeoutMs: tuning.helloTimeoutMs,
       serverVersion: options.serverVersion,
     },
+    ...(options.jobResults ? { jobResults: options.jobResults } : {}),
     log,
   });
   const limiter = new HandshakeLimiter({

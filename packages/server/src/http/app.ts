@@ -3,12 +3,14 @@ import type { StatusData } from '@svc/protocol';
 import type { Authenticator } from '../core/auth/authenticator.js';
 import type { ClientsAuthService } from '../core/clients-auth/clients-auth-service.js';
 import type { ClientsService } from '../core/clients/clients-service.js';
+import type { JobsService } from '../core/jobs/jobs-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers } from './errors.js';
 import { clientsAuthRoutes } from './routes/clients-auth.js';
 import { clientRoutes } from './routes/clients.js';
+import { commandRoutes } from './routes/commands.js';
 import { loginRoutes } from './routes/login.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
@@ -20,6 +22,7 @@ export interface ApiDeps {
   clientsAuth: ClientsAuthService;
   clients: ClientsService;
   tunnels: TunnelsService;
+  jobs: JobsService;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -52,6 +55,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       clientsAuthRoutes(api, deps.clientsAuth);
       clientRoutes(api, deps.clients);
       tunnelRoutes(api, deps.tunnels);
+      commandRoutes(api, deps.jobs);
       done();
     },
     { prefix: API_PREFIX },

@@ -1,5 +1,6 @@
 import { AppError, ERROR_CODES, applyListQuery, type FactsUpdate, type Hello } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
+import type { JobAgent } from '../jobs/ports.js';
 import type { TunnelAgent } from '../tunnels/ports.js';
 import {
   connectedRecord,
@@ -21,6 +22,8 @@ export interface LiveConnection {
   close(reason: string): void;
   /** Tunnels through this connection; absent where the link cannot carry them. */
   readonly tunnels?: TunnelAgent;
+  /** Jobs through this connection; absent where the link cannot run them. */
+  readonly jobs?: JobAgent;
 }
 
 /** Told when clients come and go, e.g. to close and re-open their tunnels. */

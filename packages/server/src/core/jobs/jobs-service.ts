@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { CommandBody, Job, JobCreated, JobRun, ListQuery, ScriptBody } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { jobErrors } from './job-errors.js';
-import { DispatchError, type AgentDispatch, type JobClients, type JobRepository } from './ports.js';
+import {
+  DispatchError,
+  type AgentDispatch,
+  type JobClients,
+  type JobRepository,
+  type JobResultSink,
+  type RawJobResult,
+} from './ports.js';
 
 const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
   offline: 'not started: ',
@@ -12,7 +19,7 @@ const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
 };
 
 /** Runs commands and scripts on one client and keeps their jobs (spec 4.5, 4.6). */
-export class JobsService {
+export class JobsService implements JobResultSink {
   constructor(
     private readonly repository: JobRepository,
     private readonly clients: JobClients,
@@ -21,12 +28,14 @@ export class JobsService {
   ) {}
 
   runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {
-    return this.start(clientId, createdBy, { ...options(body), command: body.command });
+    return this.start(clientId, createdBy, { ...options(body), command: body.command }, body.command);
   }
 
+  /** The job shows the script's text as its command, as OpenRPort does. */
   runScript(clientId: string, body: ScriptBody, createdBy: string): Promise<JobCreated> {
-    if (Buffer.from(body.script, 'base64').toString('utf8').trim() === '') throw jobErrors.emptyScript();
-    return this.start(clientId, createdBy, { ...options(body), command: '', script: body.script });
+    const text = Buffer.from(body.script, 'base64').toString('utf8');
+    if (text.trim() === '') throw jobErrors.emptyScript();
+    return this.start(clientId, createdBy, { ...options(body), command: '', script: body.script }, text);
   }
 
   async get(clientId: string, jid: string): Promise<Job> {
@@ -41,14 +50,42 @@ export class JobsService {
   }
 
   /**
+   * Stores a result the client's agent sent, once, and only for a running job of that client. Output becomes
+   * UTF-8 text; bytes that are not UTF-8 turn into U+FFFD.
+   */
+  store(clientId: string, jid: string, result: RawJobResult): Promise<boolean> {
+    const { end } = result;
+    return this.repository.finish(clientId, jid, {
+      status: end.status,
+      exit_code: end.exit_code,
+      finished_at: end.finished_at,
+      error: end.error,
+      stdout: result.stdout.toString('utf8'),
+      stderr: result.stderr.toString('utf8'),
+      stdout_truncated: end.stdout_truncated || result.stdoutCapped,
+      stderr_truncated: end.stderr_truncated || result.stderrCapped,
+    });
+  }
+
+  /**
    * Stores the job (running), asks the agent to start it and records what the agent said. An agent that refuses
    * or cannot start it leaves a `failed` job with the reason; the caller gets the jid either way.
    */
-  private async start(clientId: string, createdBy: string, run: Omit<JobRun, 'jid'>): Promise<JobCreated> {
+  private async start(
+    clientId: string,
+    createdBy: string,
+    run: Omit<JobRun, 'jid'>,
+    shownCommand: string,
+  ): Promise<JobCreated> {
     const client = this.clients.describe(clientId);
     if (!client) throw jobErrors.clientNotFound(clientId);
     if (!client.connected) throw jobErrors.clientNotConnected(clientId);
-    const job = newJob(randomUUID(), clientId, client.name, createdBy, run, this.clock.now());
+    const job = newJob(
+      randomUUID(),
+      { clientId, clientName: client.name, createdBy, shownCommand },
+      run,
+      this.clock.now(),
+    );
     await this.repository.insert(job);
     try {
       await this.repository.markStarted(
@@ -79,28 +116,28 @@ const options = (body: CommandBody | ScriptBody) => ({
   timeout_sec: body.timeout_sec,
 });
 
-function newJob(
-  jid: string,
-  clientId: string,
-  clientName: string,
-  createdBy: string,
-  run: Omit<JobRun, 'jid'>,
-  now: Date,
-): Job {
+interface JobOrigin {
+  clientId: string;
+  clientName: string;
+  createdBy: string;
+  shownCommand: string;
+}
+
+function newJob(jid: string, origin: JobOrigin, run: Omit<JobRun, 'jid'>, now: Date): Job {
   return {
     jid,
     status: 'running',
     started_at: null,
     finished_at: null,
-    client_id: clientId,
-    client_name: clientName,
-    command: run.command,
+    client_id: origin.clientId,
+    client_name: origin.clientName,
+    command: origin.shownCommand,
     cwd: run.cwd,
     is_sudo: run.is_sudo,
     is_script: run.script !== undefined,
     interpreter: run.interpreter,
     pid: null,
-    created_by: createdBy,
+    created_by: origin.createdBy,
     created_at: now.toISOString(),
     timeout_sec: run.timeout_sec,
     exit_code: null,

@@ -51,3 +51,23 @@ export interface JobClients {
   /** undefined for an unknown client. */
   describe(clientId: string): { name: string; connected: boolean } | undefined;
 }
+
+/** Where the gateway hands finished results; resolves true when stored (the agent may then forget it). */
+export interface JobResultSink {
+  /** The output is raw bytes, each stream already cut to what the agent kept; `capped` says svcd cut more. */
+  store(clientId: string, jid: string, result: RawJobResult): Promise<boolean>;
+}
+
+export interface RawJobResult {
+  end: JobEnd;
+  stdout: Buffer;
+  stderr: Buffer;
+  /** svcd itself cut the stream at its own limit. */
+  stdoutCapped: boolean;
+  stderrCapped: boolean;
+}
+
+/** Jobs through one live agent connection; rejects with DispatchError. */
+export interface JobAgent {
+  run(job: JobRun): Promise<JobRunReply>;
+}

@@ -1,0 +1,58 @@
+import type { ServerChannel } from 'ssh2';
+import { CONTROL_ERRORS, type JobRun, type JobRunReply } from '@svc/protocol';
+import { ControlError, type ControlPeer, type Logger } from '@svc/platform';
+import { DispatchError, type JobAgent, type JobResultSink } from '../core/jobs/ports.js';
+import { readJobOutput } from './job-output-channel.js';
+
+/** How long the agent may take to start a process and answer job.run. */
+const JOB_RUN_TIMEOUT_MS = 30_000;
+/** Output channels one agent may have open at once (one per running job). */
+export const MAX_OUTPUT_CHANNELS = 256;
+
+const FAILURE_BY_CODE: Record<string, DispatchError['reason']> = {
+  [CONTROL_ERRORS.disabled]: 'disabled',
+  [CONTROL_ERRORS.refused]: 'refused',
+};
+
+/** The jobs of one agent connection: job.run requests, and the output channels the agent opens for results. */
+export class AgentJobs implements JobAgent {
+  private openChannels = 0;
+
+  constructor(
+    private readonly peer: () => ControlPeer | undefined,
+    private readonly clientId: () => string | undefined,
+    private readonly sink: JobResultSink | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  async run(job: JobRun): Promise<JobRunReply> {
+    const peer = this.peer();
+    if (!peer) throw new DispatchError('offline', 'the client is not connected');
+    try {
+      return await peer.request('job.run', job, JOB_RUN_TIMEOUT_MS);
+    } catch (err) {
+      if (err instanceof ControlError)
+        throw new DispatchError(FAILURE_BY_CODE[err.code] ?? 'failed', err.message);
+      const message = (err as Error).message;
+      if (message === 'control channel closed')
+        throw new DispatchError('offline', 'the client disconnected before it answered');
+      throw new DispatchError('failed', `${message}; the client may have started it`);
+    }
+  }
+
+  /** Whether another output channel may open now. */
+  get acceptsOutput(): boolean {
+    return (
+      this.sink !== undefined && this.clientId() !== undefined && this.openChannels < MAX_OUTPUT_CHANNELS
+    );
+  }
+
+  /** Reads a result from a channel the agent opened with the job output subsystem. */
+  readOutput(channel: ServerChannel): void {
+    const clientId = this.clientId();
+    if (!this.sink || clientId === undefined) return void channel.close();
+    this.openChannels += 1;
+    channel.once('close', () => (this.openChannels -= 1));
+    readJobOutput(channel, clientId, this.sink, this.log);
+  }
+}

@@ -1,0 +1,96 @@
+import type { ServerChannel } from 'ssh2';
+import { JOB_OUTPUT_ACK, type JobEnd } from '@svc/protocol';
+import { JobOutputDecoder, JobOutputFormatError, type Logger } from '@svc/platform';
+import type { JobResultSink } from '../core/jobs/ports.js';
+
+/** Output svcd keeps per stream whatever the agent sends: 4× the agents' default send_back_limit. */
+export const MAX_STORED_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/** One stream's bytes up to the cap. */
+class CappedOutput {
+  private readonly parts: Buffer[] = [];
+  private bytes = 0;
+  capped = false;
+
+  append(data: Buffer): void {
+    const room = MAX_STORED_OUTPUT_BYTES - this.bytes;
+    if (data.length > room) this.capped = true;
+    const kept = data.length > room ? data.subarray(0, room) : data;
+    if (kept.length === 0) return;
+    // A copy: the received chunk may be much larger than the part kept.
+    this.parts.push(Buffer.from(kept));
+    this.bytes += kept.length;
+  }
+
+  take(): Buffer {
+    return Buffer.concat(this.parts, this.bytes);
+  }
+}
+
+/**
+ * Reads one job output channel of a client (protocol in @svc/protocol jobs.ts): collects stdout and stderr,
+ * stores the result through the sink when the end frame arrives, then acknowledges and closes. A channel that
+ * breaks the format is closed without an ack, so the agent offers the result again.
+ */
+export function readJobOutput(
+  channel: ServerChannel,
+  clientId: string,
+  sink: JobResultSink,
+  log: Pick<Logger, 'warn' | 'debug'>,
+): void {
+  const decoder = new JobOutputDecoder();
+  const stdout = new CappedOutput();
+  const stderr = new CappedOutput();
+  let jid = '';
+
+  const finish = async (end: JobEnd) => {
+    try {
+      const stored = await sink.store(clientId, jid, {
+        end,
+        stdout: stdout.take(),
+        stderr: stderr.take(),
+        stdoutCapped: stdout.capped,
+        stderrCapped: stderr.capped,
+      });
+      if (!stored) log.debug({ client_id: clientId, jid }, 'job result not stored: no such running job');
+      // Acknowledged either way: a result svcd will never store should not be offered again.
+      channel.end(JOB_OUTPUT_ACK);
+    } catch (err) {
+      log.warn(
+        { err, client_id: clientId, jid },
+        'storing a job result failed; the agent will offer it again',
+      );
+      channel.close();
+    }
+  };
+
+  channel.on('data', (chunk: Buffer) => {
+    let parts;
+    try {
+      parts = decoder.push(chunk);
+    } catch (err) {
+      if (!(err instanceof JobOutputFormatError)) throw err;
+      log.warn({ client_id: clientId, jid, problem: err.message }, 'job output channel refused');
+      channel.close();
+      return;
+    }
+    for (const part of parts) {
+      switch (part.kind) {
+        case 'header':
+          jid = part.header.jid;
+          break;
+        case 'stdout':
+          stdout.append(part.data);
+          break;
+        case 'stderr':
+          stderr.append(part.data);
+          break;
+        case 'end':
+          void finish(part.end);
+      }
+    }
+  });
+  channel.on('error', (err: Error) =>
+    log.debug({ err, client_id: clientId, jid }, 'job output channel error'),
+  );
+}
