@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
@@ -8,6 +9,7 @@ import {
   SVCD_BIN,
   SVC_BIN,
   freePort,
+  parseLog,
   runProcess,
   startProcess,
   type RunningProcess,
@@ -95,6 +97,45 @@ describe('the svcd process', () => {
     await writeFile(join(dir, 'users.json'), '[{"username": "broken"');
     proc.child.kill('SIGUSR1');
     await proc.waitForLog('user file reload failed; keeping the users loaded before');
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    expect((await api.get('/status', { auth: { basic: ['admin', 'admin-secret-1'] } })).status).toBe(200);
+  });
+
+  test('a start removes the side files that killed writes left next to the user and credential files', async () => {
+    const apiPort = await freePort();
+    const configPath = await writeSetup(apiPort);
+    await writeFile(
+      configPath,
+      (await readFile(configPath, 'utf8')).replace(
+        'data_dir = "data"',
+        'data_dir = "data"\nauth_file = "clients-auth.json"',
+      ),
+    );
+    await writeFile(join(dir, 'clients-auth.json'), '{"client-1": "client-secret-1"}');
+    // A writer that has exited, as one killed with SIGKILL between write and rename.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    const leftovers = [`users.json.${deadPid}.tmp`, `clients-auth.json.${deadPid}.tmp`];
+    const kept = [
+      `users.json.${process.pid}.tmp`, // a writer that still runs
+      'users.json.backup.tmp',
+      'users.json.12ab.tmp',
+      `other.json.${deadPid}.tmp`,
+      `users.json.${deadPid}.tmp.keep`,
+    ];
+    for (const name of [...leftovers, ...kept]) await writeFile(join(dir, name), '[{"username": "half');
+
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    await proc.waitForLog('API listening');
+    const cleaned = proc.stdoutLines
+      .map(parseLog)
+      .filter((l) => l?.msg === 'removed side files of interrupted writes');
+    expect(cleaned.map((l) => l?.removed)).toEqual([
+      [join(dir, leftovers[0] ?? '')],
+      [join(dir, leftovers[1] ?? '')],
+    ]);
+    const left = await readdir(dir);
+    for (const name of leftovers) expect(left).not.toContain(name);
+    for (const name of kept) expect(left).toContain(name);
     const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
     expect((await api.get('/status', { auth: { basic: ['admin', 'admin-secret-1'] } })).status).toBe(200);
   });
