@@ -42,7 +42,8 @@ export async function serialiseUserCreation(
       try {
         await connection.transaction().execute(work);
       } finally {
-        await sql`select release_lock(${name})`.execute(connection);
+        // A connection that broke has lost the lock with its session; the error that broke it is the one to see.
+        await sql`select release_lock(${name})`.execute(connection).catch(() => undefined);
       }
     });
     return;
