@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
@@ -8,6 +9,7 @@ import {
   SVCD_BIN,
   SVC_BIN,
   freePort,
+  parseLog,
   runProcess,
   startProcess,
   type RunningProcess,
@@ -24,6 +26,25 @@ afterEach(async () => {
   proc = undefined;
   await rm(dir, { recursive: true, force: true });
 });
+
+function startQuickstart(dataDir: string, apiPort: number): RunningProcess {
+  return startProcess(SVCD_BIN, [
+    'quickstart',
+    '--data-dir',
+    dataDir,
+    '--api-address',
+    `127.0.0.1:${apiPort}`,
+    '--address',
+    '127.0.0.1:0',
+  ]);
+}
+
+async function adminPasswordOf(quickstart: RunningProcess): Promise<string> {
+  const loginLine = await quickstart.waitForLine((l) => l.includes('Admin login:'));
+  const password = /Admin login:\s+admin \/ (\S+)/.exec(loginLine)?.[1];
+  if (password === undefined) throw new Error(`no password in: ${loginLine}`);
+  return password;
+}
 
 async function writeSetup(apiPort: number) {
   const users = [
@@ -144,6 +165,45 @@ describe('the svcd process', () => {
       await proc.waitForStderr(`svcd: warning: ${configPath}: ${key}: OpenRPort setting not implemented`);
   });
 
+  test('a start removes the side files that killed writes left next to the user and credential files', async () => {
+    const apiPort = await freePort();
+    const configPath = await writeSetup(apiPort);
+    await writeFile(
+      configPath,
+      (await readFile(configPath, 'utf8')).replace(
+        'data_dir = "data"',
+        'data_dir = "data"\nauth_file = "clients-auth.json"',
+      ),
+    );
+    await writeFile(join(dir, 'clients-auth.json'), '{"client-1": "client-secret-1"}');
+    // A writer that has exited, as one killed with SIGKILL between write and rename.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    const leftovers = [`users.json.${deadPid}.tmp`, `clients-auth.json.${deadPid}.tmp`];
+    const kept = [
+      `users.json.${process.pid}.tmp`, // a writer that still runs
+      'users.json.backup.tmp',
+      'users.json.12ab.tmp',
+      `other.json.${deadPid}.tmp`,
+      `users.json.${deadPid}.tmp.keep`,
+    ];
+    for (const name of [...leftovers, ...kept]) await writeFile(join(dir, name), '[{"username": "half');
+
+    proc = startProcess(SVCD_BIN, ['-c', configPath]);
+    await proc.waitForLog('API listening');
+    const cleaned = proc.stdoutLines
+      .map(parseLog)
+      .filter((l) => l?.msg === 'removed side files of interrupted writes');
+    expect(cleaned.map((l) => l?.removed)).toEqual([
+      [join(dir, leftovers[0] ?? '')],
+      [join(dir, leftovers[1] ?? '')],
+    ]);
+    const left = await readdir(dir);
+    for (const name of leftovers) expect(left).not.toContain(name);
+    for (const name of kept) expect(left).toContain(name);
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    expect((await api.get('/status', { auth: { basic: ['admin', 'admin-secret-1'] } })).status).toBe(200);
+  });
+
   test('a bad config stops the start with a message naming the key and a non-zero exit', async () => {
     const configPath = join(dir, 'bad.conf');
     await writeFile(configPath, '[api]\naddress = "127.0.0.1:3000"\nmax_failed_login = "ten"\nbogus = 1\n');
@@ -220,29 +280,151 @@ describe('the svcd process', () => {
   test('quickstart creates a working setup and prints the admin login and the svc command', async () => {
     const apiPort = await freePort();
     const dataDir = join(dir, 'qs');
-    proc = startProcess(SVCD_BIN, [
-      'quickstart',
-      '--data-dir',
-      dataDir,
-      '--api-address',
-      `127.0.0.1:${apiPort}`,
-      '--address',
-      '127.0.0.1:0',
-    ]);
-    const loginLine = await proc.waitForLine((l) => l.includes('Admin login:'));
-    const password = /Admin login:\s+admin \/ (\S+)/.exec(loginLine)?.[1];
-    expect(password).toBeDefined();
+    proc = startQuickstart(dataDir, apiPort);
+    const password = await adminPasswordOf(proc);
     const svcLine = await proc.waitForLine((l) => l.includes('Connect an agent:'));
     expect(svcLine).toMatch(
       /svc --auth client-[0-9a-f]{6}:\S+ --fingerprint ([0-9a-f]{2}:){15}[0-9a-f]{2} http:\/\/127\.0\.0\.1:\d+/,
     );
     const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-    expect((await api.get('/status', { auth: { basic: ['admin', password ?? ''] } })).status).toBe(200);
+    expect((await api.get('/status', { auth: { basic: ['admin', password] } })).status).toBe(200);
     const credentials = JSON.parse(await readFile(join(dataDir, 'clients-auth.json'), 'utf8')) as Record<
       string,
       string
     >;
     expect(Object.keys(credentials)).toHaveLength(1);
+    const config = await readFile(join(dataDir, 'svcd.conf'), 'utf8');
+    expect(config).toMatch(/^auth_user_table = "users"$/m);
+    expect(config).toMatch(/^auth_group_table = "groups"$/m);
+    expect(config).not.toMatch(/^auth_file = "users.json"$/m);
+    expect(await readdir(dataDir)).not.toContain('users.json');
+  });
+
+  test('quickstart users live in the database: API changes apply at once, also for a deleted admin', async () => {
+    const apiPort = await freePort();
+    proc = startQuickstart(join(dir, 'qs'), apiPort);
+    const password = await adminPasswordOf(proc);
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    const asAdmin = { auth: { basic: ['admin', password] as [string, string] } };
+    const asSecond = { auth: { basic: ['second', 'second-secret-1'] as [string, string] } };
+
+    const created = await api.post(
+      '/users',
+      { username: 'second', password: 'second-secret-1', groups: ['Administrators'] },
+      asAdmin,
+    );
+    expect(created.status).toBe(201);
+    expect(created.json).toEqual({ data: { username: 'second', groups: ['Administrators'] } });
+    expect((await api.get('/users', asSecond)).status).toBe(200);
+
+    const adminToken = await api.login('admin', password);
+    const deleted = await api.delete('/users/admin', asSecond);
+    expect([deleted.status, deleted.text]).toEqual([204, '']);
+    expect((await api.get('/status', asAdmin)).status).toBe(401);
+    expect((await api.get('/status', { auth: { bearer: adminToken } })).status).toBe(401);
+    expect((await api.get('/users', asSecond)).json.data).toEqual([
+      { username: 'second', groups: ['Administrators'] },
+    ]);
+  });
+
+  test('a quickstart folder of the earlier version, with users.json, keeps working unchanged', async () => {
+    const apiPort = await freePort();
+    const dataDir = join(dir, 'old');
+    await mkdir(dataDir);
+    const users = [
+      {
+        username: 'admin',
+        password: await hash('old-admin-secret', { cost: 4 }),
+        groups: ['Administrators'],
+      },
+    ];
+    await writeFile(join(dataDir, 'users.json'), JSON.stringify(users, null, 2) + '\n');
+    await writeFile(join(dataDir, 'clients-auth.json'), '{"client-0a0b0c":"old-client-secret"}\n');
+    const oldConfig = [
+      "# Generated by 'svcd quickstart' on 2025-01-01T00:00:00.000Z.",
+      '',
+      '[server]',
+      'address = "127.0.0.1:0"',
+      'data_dir = "."',
+      'key_seed = "Z4mQqmkDnexNNR4giNU3Me"',
+      'auth_file = "clients-auth.json"',
+      '',
+      '[api]',
+      `address = "127.0.0.1:${apiPort}"`,
+      'auth_file = "users.json"',
+      '',
+      '[database]',
+      'db_type = "sqlite"',
+      '',
+    ].join('\n');
+    await writeFile(join(dataDir, 'svcd.conf'), oldConfig);
+    proc = startProcess(SVCD_BIN, ['quickstart', '--data-dir', dataDir]);
+    const configLine = await proc.waitForLine((l) => l.includes('Config:'));
+    expect(configLine).toMatch(/existing setup; users in \S*users\.json/);
+    expect(proc.stdoutLines.join('\n')).not.toMatch(/Admin login/);
+    expect(await readFile(join(dataDir, 'svcd.conf'), 'utf8')).toBe(oldConfig);
+
+    const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+    const asAdmin = { auth: { basic: ['admin', 'old-admin-secret'] as [string, string] } };
+    expect((await api.get('/status', asAdmin)).status).toBe(200);
+    // The user file still waits for a reload, and the answers say so.
+    await api.post('/users', { username: 'second', password: 'second-secret-1' }, asAdmin);
+    const changed = await api.put('/users/second', { groups: ['Ops'] }, asAdmin);
+    expect(changed.status).toBe(200);
+    expect(changed.json.meta.takes_effect).toMatch(/reload.*SIGUSR1.*restart/);
+  });
+
+  test('quickstart --api-address/--address on a later run are written into the stored config', async () => {
+    const dataDir = join(dir, 'qs');
+    const firstPort = await freePort();
+    proc = startQuickstart(dataDir, firstPort);
+    await adminPasswordOf(proc);
+    proc.child.kill('SIGTERM');
+    expect((await proc.exited).code).toBe(0);
+    const configPath = join(dataDir, 'svcd.conf');
+    const before = await readFile(configPath, 'utf8');
+    await writeFile(configPath, before.replace('[api]\n', '[api]\n# kept: a comment of my own\n'));
+
+    const secondPort = await freePort();
+    proc = startProcess(SVCD_BIN, [
+      'quickstart',
+      '--data-dir',
+      dataDir,
+      '--api-address',
+      `127.0.0.1:${secondPort}`,
+      '--address',
+      '127.0.0.1:0',
+    ]);
+    const notice = await proc.waitForLine((l) => l.startsWith('quickstart: [api] address'));
+    expect(notice).toBe(
+      `quickstart: [api] address changed from 127.0.0.1:${firstPort} to 127.0.0.1:${secondPort} in ${configPath}`,
+    );
+    await proc.waitForLine((l) => l.includes('svcd is running.'));
+    // The agent address was given as it is stored: nothing to change.
+    expect(proc.stdoutLines.some((l) => l.includes('[server] address'))).toBe(false);
+    const status = await createApiClient(`http://127.0.0.1:${secondPort}/api/v1`).get('/status');
+    expect(status.status).toBe(401); // listening there, asking for credentials
+    const after = await readFile(configPath, 'utf8');
+    expect(after).toBe(
+      before
+        .replace('[api]\n', '[api]\n# kept: a comment of my own\n')
+        .replace(`address = "127.0.0.1:${firstPort}"`, `address = "127.0.0.1:${secondPort}"`),
+    );
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+
+    // Without the flags the stored addresses are used as they are.
+    proc = startProcess(SVCD_BIN, ['quickstart', '--data-dir', dataDir]);
+    const apiLine = await proc.waitForLine((l) => l.includes('API:'));
+    expect(apiLine).toContain(`http://127.0.0.1:${secondPort}/api/v1`);
+    expect(await readFile(configPath, 'utf8')).toBe(after);
+    await proc.stop();
+    proc = undefined;
+
+    const bad = await runProcess(SVCD_BIN, ['quickstart', '--data-dir', dataDir, '--api-address', 'nowhere']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--api-address nowhere: expected host:port/);
+    expect(await readFile(configPath, 'utf8')).toBe(after);
   });
 
   test('--help explains every flag of svcd and svc', async () => {

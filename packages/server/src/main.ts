@@ -1,7 +1,7 @@
 import { Argument, Command } from 'commander';
 import { ConfigError } from '@svc/platform';
 import { renderExampleConfig } from './config/example.js';
-import { prepareQuickstart, quickstartBanner } from './cli/quickstart.js';
+import { describeAddressChanges, prepareQuickstart, quickstartBanner } from './cli/quickstart.js';
 import { readPassword } from './cli/password-prompt.js';
 import { loadConfig, runServer } from './cli/run.js';
 import { runUserCommand, type UserAction } from './cli/user-command.js';
@@ -38,17 +38,32 @@ program
   .description(
     'create a local setup in a data folder (SQLite, admin login, client credential) if none exists, then run',
   )
-  .option('--data-dir <dir>', 'folder for the config, users, credentials and database', './data')
-  .option('--api-address <host:port>', 'where the API listens', '127.0.0.1:3000')
-  .option('--address <host:port>', 'where agents connect', '0.0.0.0:8080')
-  .action(async (opts: { dataDir: string; apiAddress: string; address: string }) => {
+  .option('--data-dir <dir>', 'folder for the config, credentials and database', './data')
+  .option(
+    '--api-address <host:port>',
+    'where the API listens; on a later run, given explicitly, it replaces the stored one',
+    '127.0.0.1:3000',
+  )
+  .option(
+    '--address <host:port>',
+    'where agents connect; on a later run, given explicitly, it replaces the stored one',
+    '0.0.0.0:8080',
+  )
+  .action(async (opts: { dataDir: string; apiAddress: string; address: string }, command: Command) => {
+    const given = (name: string) => command.getOptionValueSource(name) === 'cli';
     const prepared = await prepareQuickstart({
       dataDir: opts.dataDir,
       apiAddress: opts.apiAddress,
       clientAddress: opts.address,
+      explicit: {
+        ...(given('apiAddress') ? { apiAddress: opts.apiAddress } : {}),
+        ...(given('address') ? { clientAddress: opts.address } : {}),
+      },
     });
-    const server = await runServer(loadConfig(prepared.configPath));
-    process.stdout.write(quickstartBanner(prepared, server));
+    process.stdout.write(describeAddressChanges(prepared));
+    const config = loadConfig(prepared.configPath);
+    const server = await runServer(config);
+    process.stdout.write(quickstartBanner(prepared, config, server));
   });
 
 program

@@ -27,6 +27,7 @@ import { publicUrl, splitHostPort } from './infra/address.js';
 import { createBcryptHasher } from './infra/bcrypt-hasher.js';
 import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-dir.js';
 import { createJwtSigner } from './infra/jwt-signer.js';
+import { removeInterruptedWrites } from './infra/json-file.js';
 import { openDatabase, type Database } from './storage/database.js';
 import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
@@ -75,6 +76,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const dataDir = config.server.data_dir;
   await ensureDataDir(dataDir);
+  await cleanInterruptedWrites([config.api.auth_file, config.server.auth_file], logger);
   const hostKey = await loadHostKey(config.server.key_seed, dataDir);
   const database = await openDatabase(config.database, { dataDir });
   const opened: Opened = { database };
@@ -223,6 +225,15 @@ export async function startServer(
   } catch (err) {
     await closeAll(opened);
     throw err;
+  }
+}
+
+/** A kill -9 during a write of the user or credential file leaves a side file; it goes at the next start. */
+async function cleanInterruptedWrites(files: (string | undefined)[], logger: Logger): Promise<void> {
+  for (const file of files) {
+    if (!file) continue;
+    const removed = await removeInterruptedWrites(file);
+    if (removed.length > 0) logger.warn({ file, removed }, 'removed side files of interrupted writes');
   }
 }
 

@@ -1,23 +1,20 @@
 import { z } from 'zod';
+import { groupNameSchema, usernameSchema } from './names.js';
 
-const byteLength = (s: string): number => new TextEncoder().encode(s).length;
+/** bcrypt reads at most this many bytes of a password. */
+export const PASSWORD_MAX_BYTES = 72;
 
-export const usernameSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(150, 'must be at most 150 characters')
-  .refine((s) => s.trim() === s, 'must not start or end with blanks')
-  .refine((s) => !s.includes(':'), 'must not contain a colon (HTTP Basic auth splits on it)')
-  // eslint-disable-next-line no-control-regex
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters');
+export const passwordByteLength = (s: string): number => new TextEncoder().encode(s).length;
 
-/** bcrypt reads at most 72 bytes, so a longer password would only seem stronger. */
+/** bcrypt ignores what follows the first 72 bytes, so a longer password would only seem stronger. */
 export const passwordSchema = z
   .string()
   .min(8, 'must be at least 8 characters')
-  .refine((s) => byteLength(s) <= 72, 'must be at most 72 bytes (bcrypt ignores the rest)');
+  .refine(
+    (s) => passwordByteLength(s) <= PASSWORD_MAX_BYTES,
+    `must be at most ${PASSWORD_MAX_BYTES} bytes (bcrypt ignores the rest)`,
+  );
 
-export const groupNameSchema = z.string().min(1, 'group names must not be empty').max(150);
 export const groupsSchema = z.array(groupNameSchema).max(100, 'at most 100 groups');
 
 export const createUserBodySchema = z.strictObject({

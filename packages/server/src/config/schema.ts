@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeValue, durationSchema, loadTomlConfig, parseTomlConfig } from '@svc/platform';
+import { PASSWORD_MAX_BYTES, passwordByteLength, usernameProblem } from '@svc/protocol';
 import { OPENRPORT_KEYS } from './openrport-keys.js';
 
 export const EXAMPLE_CONFIG_FILE = 'svcd.example.conf';
@@ -163,6 +164,7 @@ function apiRules(api: Section, report: Report): void {
   if (api.totp_enabled === true && isSet(api.two_fa_token_delivery)) {
     report('totp_enabled', 'cannot be combined with two_fa_token_delivery; choose one second factor');
   }
+  if (isSet(api.auth)) staticUserRules(api.auth as string, report);
   if (isSet(api.auth)) {
     for (const { key, enabled, feature } of NOT_YET_AVAILABLE) {
       if (enabled(api)) {
@@ -175,6 +177,17 @@ function apiRules(api: Section, report: Report): void {
   }
   for (const { key, enabled, feature } of NOT_YET_AVAILABLE) {
     if (enabled(api)) report(key, `${feature} is not available in this version of svcd`);
+  }
+}
+
+/** The static user follows the user API's rules: its name must be a valid one, its password fit bcrypt. */
+function staticUserRules(auth: string, report: Report): void {
+  const colon = auth.indexOf(':');
+  if (colon <= 0) return; // the credential format check reports it
+  const problem = usernameProblem(auth.slice(0, colon));
+  if (problem !== undefined) report('auth', `the user name ${problem}`);
+  if (passwordByteLength(auth.slice(colon + 1)) > PASSWORD_MAX_BYTES) {
+    report('auth', `the password must be at most ${PASSWORD_MAX_BYTES} bytes (bcrypt ignores the rest)`);
   }
 }
 

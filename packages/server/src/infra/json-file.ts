@@ -1,4 +1,5 @@
-import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
 /** Reads and parses a JSON file named by a config key; errors say which key, which file and what is wrong. */
 export async function readJsonFile(path: string, configKey: string): Promise<unknown> {
@@ -25,4 +26,45 @@ export async function writeJsonFileAtomic(path: string, value: unknown): Promise
   // writeFile's mode applies only to a new file; a leftover side file keeps its old mode otherwise.
   await chmod(tmp, 0o600);
   await rename(tmp, path);
+}
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+};
+
+/**
+ * Removes the side files `<file>.<pid>.tmp` that writeJsonFileAtomic left behind when its process was killed
+ * between writing and renaming. Only that exact pattern next to `path` is touched; the side file of another
+ * process that still runs (e.g. `svcd user` writing right now) is kept. Returns the paths removed.
+ */
+export async function removeInterruptedWrites(path: string): Promise<string[]> {
+  const folder = dirname(path);
+  const prefix = `${basename(path)}.`;
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return []; // a missing folder is reported by whoever reads the file
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pidText = name.slice(prefix.length, -'.tmp'.length);
+    if (!/^[1-9]\d{0,9}$/.test(pidText)) continue;
+    const pid = Number(pidText);
+    if (pid !== process.pid && isRunning(pid)) continue;
+    const leftover = join(folder, name);
+    try {
+      await unlink(leftover);
+      removed.push(leftover);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return removed;
 }

@@ -1,16 +1,15 @@
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import type { Selectable, Transaction } from 'kysely';
 import type { NewUser, UserChanges, UserRecord, UserStore } from '../core/users/user-store.js';
-import type { Database } from './database.js';
+import { findLookAlike, userExistsError } from '../core/users/username.js';
+import type { Database, DbEngine } from './database.js';
 import { isUniqueViolation, withStorageErrors } from './errors.js';
+import { serialiseUserCreation } from './user-create-lock.js';
 import type { StorageSchema, UsersTable, UserTablesSchema } from './schema.js';
 import { ensureUserTables, USER_COLUMNS, userTablesDb } from './user-tables.js';
 import type { UserTableNames, UserTablesDb } from './user-tables.js';
 
 type Tx = Transaction<StorageSchema & UserTablesSchema>;
-
-const userExists = (): AppError =>
-  new AppError('conflict', ERROR_CODES.userExists, 'A user with this username already exists');
 
 const userNotFound = (username: string): AppError =>
   new AppError(
@@ -37,9 +36,13 @@ export class DatabaseUserStore implements UserStore {
   readonly kind = 'database' as const;
   readonly writesVisibleAtOnce = true;
   readonly #db: UserTablesDb;
+  readonly #engine: DbEngine;
+  readonly #userTable: string;
 
   constructor(database: Database, names: UserTableNames) {
     this.#db = userTablesDb(database, names);
+    this.#engine = database.engine;
+    this.#userTable = names.userTable;
   }
 
   /** Creates missing tables (ensureUserTables), then the store. */
@@ -88,12 +91,23 @@ export class DatabaseUserStore implements UserStore {
     return this.list();
   }
 
+  /**
+   * Refuses a name that equals or looks like an existing one (see lookAlikeKey). The unique index only catches
+   * exact duplicates, so creations are serialised: two creating `bob` and `BOB` at once cannot both pass the check.
+   */
   create(user: NewUser): Promise<void> {
     return withStorageErrors(async () => {
       try {
-        await this.#db.transaction().execute(async (tx) => {
+        await serialiseUserCreation(this.#db, this.#engine, this.#userTable, async (tx) => {
           // Membership rows left behind without a user (written by hand) must not leak into the new user.
+          // On SQLite this first write also takes the database's write lock before the names are read.
           await tx.deleteFrom('group_table').where('username', '=', user.username).execute();
+          const names = await tx.selectFrom('user_table').select('username').execute();
+          const taken = findLookAlike(
+            names.map((row) => row.username),
+            user.username,
+          );
+          if (taken !== undefined) throw userExistsError(user.username, taken);
           await tx
             .insertInto('user_table')
             .values({ username: user.username, password: user.passwordHash })
@@ -101,7 +115,7 @@ export class DatabaseUserStore implements UserStore {
           await insertGroups(tx, user.username, user.groups);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw userExists();
+        if (isUniqueViolation(err)) throw userExistsError(user.username, user.username);
         throw err;
       }
     });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import type { NewUser, UserChanges, UserRecord, UserStore } from '../core/users/user-store.js';
+import { findLookAlike, userExistsError } from '../core/users/username.js';
 import { isBcryptHash } from '../infra/bcrypt-hasher.js';
 import { readJsonFile, writeJsonFileAtomic } from '../infra/json-file.js';
 
@@ -78,9 +79,11 @@ export class FileUserStore implements UserStore {
 
   create(user: NewUser): Promise<void> {
     return this.modify((users) => {
-      if (users.some((u) => u.username === user.username)) {
-        throw new AppError('conflict', ERROR_CODES.userExists, `User '${user.username}' already exists`);
-      }
+      const taken = findLookAlike(
+        users.map((u) => u.username),
+        user.username,
+      );
+      if (taken !== undefined) throw userExistsError(user.username, taken);
       return [...users, { username: user.username, password: user.passwordHash, groups: user.groups }];
     });
   }

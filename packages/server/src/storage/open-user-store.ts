@@ -1,3 +1,4 @@
+import { normalizeName } from '@svc/protocol';
 import type { PasswordHasher } from '../core/auth/ports.js';
 import type { UserStore } from '../core/users/user-store.js';
 import type { SvcdConfig } from '../config/schema.js';
@@ -15,7 +16,8 @@ export async function openUserStore(
 ): Promise<UserStore> {
   if (api.auth) {
     const colon = api.auth.indexOf(':');
-    return createStaticUserStore(api.auth.slice(0, colon), await hasher.hash(api.auth.slice(colon + 1)));
+    const username = normalizeName(api.auth.slice(0, colon));
+    return createStaticUserStore(username, await hasher.hash(api.auth.slice(colon + 1)));
   }
   if (api.auth_file) return FileUserStore.open(api.auth_file);
   if (api.auth_user_table && api.auth_group_table) {

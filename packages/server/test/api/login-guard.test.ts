@@ -49,4 +49,23 @@ describe('brute-force protection', () => {
       expect((await t.api.get('/status', basic(ADMIN.username, ADMIN.password))).status).toBe(200);
     }
   });
+
+  test('a password of 72 right bytes and more is refused exactly like a wrong one (bcrypt reads 72)', async () => {
+    const password = 'p'.repeat(62) + '0123456789'; // 72 bytes
+    expect(Buffer.byteLength(password)).toBe(72);
+    t = await startTestServer({
+      store: 'file',
+      users: [{ username: 'long', password, groups: ['Administrators'] }],
+      api: { max_failed_login: 2, ban_time: '1h', user_login_wait: 0 },
+    });
+    expect((await t.api.get('/login', basic('long', password))).status).toBe(200);
+    const wrong = await t.api.get('/login', basic('long', 'wrong-password'));
+    expect((await t.api.get('/login', basic('long', password))).status).toBe(200); // resets the count
+    const overlong = await t.api.get('/login', basic('long', password + 'x'));
+    expect(overlong.status).toBe(401);
+    expect(overlong.json).toEqual(wrong.json);
+    expect((await t.api.get('/status', basic('long', password + 'é'))).status).toBe(401);
+    // Both over-long attempts counted as failed logins: the IP is banned now.
+    expect((await t.api.get('/login', basic('long', password))).status).toBe(423);
+  });
 });

@@ -22,15 +22,55 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
   const applyWrites = async () => {
     if (store === 'file') await t.server.reloadUsers();
   };
+  /** Changes in force at once answer 204; file writes answer 200 saying they wait for a reload. */
+  const changeStatus = store === 'file' ? 200 : 204;
 
-  test('list returns only username and groups', async () => {
+  test('list returns only username and groups, with meta.count', async () => {
     const res = await t.api.get('/users', asAdmin);
     expect(res.status).toBe(200);
-    expect(res.json.data).toEqual([
-      { username: 'admin', groups: ['Administrators'] },
-      { username: 'operator', groups: ['Operators'] },
-    ]);
+    expect(res.json).toEqual({
+      data: [
+        { username: 'admin', groups: ['Administrators'] },
+        { username: 'operator', groups: ['Operators'] },
+      ],
+      meta: { count: 2 },
+    });
     expect(res.text).not.toMatch(/password|\$2[aby]\$/);
+  });
+
+  test('the list takes page[limit] and page[offset]; meta.count is the total before paging', async () => {
+    for (const name of ['user-a', 'user-b', 'user-c']) {
+      expect(
+        (await t.api.post('/users', { username: name, password: 'paging-secret' }, asAdmin)).status,
+      ).toBe(201);
+    }
+    await applyWrites();
+    const names = (res: { json: { data: { username: string }[] } }) => res.json.data.map((u) => u.username);
+    const first = await t.api.get('/users?page[limit]=2', asAdmin);
+    expect(first.status).toBe(200);
+    expect(names(first)).toEqual(['admin', 'operator']);
+    expect(first.json.meta).toEqual({ count: 5 });
+    const rest = await t.api.get('/users?page[limit]=2&page[offset]=2', asAdmin);
+    expect(names(rest)).toEqual(['user-a', 'user-b']);
+    expect(rest.json.meta).toEqual({ count: 5 });
+    const filtered = await t.api.get('/users?filter[username]=user-*&sort=-username&page[offset]=1', asAdmin);
+    expect(names(filtered)).toEqual(['user-b', 'user-a']);
+    expect(filtered.json.meta).toEqual({ count: 3 });
+    const past = await t.api.get('/users?page[offset]=10', asAdmin);
+    expect(past.json).toEqual({ data: [], meta: { count: 5 } });
+
+    for (const query of [
+      'page[limit]=0',
+      'page[limit]=501',
+      'page[limit]=x',
+      'page[offset]=-1',
+      'page[size]=2',
+    ]) {
+      const bad = await t.api.get(`/users?${query}`, asAdmin);
+      expect(bad.status, query).toBe(400);
+      expect(bad.json.errors[0].code, query).toBe('ERR_INVALID_QUERY');
+      expect(bad.json.errors[0].title, query).toMatch(/page\[/);
+    }
   });
 
   test('the list takes sort, filter with wildcards and fields; bad list params are 400', async () => {
@@ -38,7 +78,7 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
     expect(sorted.json.data.map((u: { username: string }) => u.username)).toEqual(['operator', 'admin']);
     const filtered = await t.api.get('/users?filter[groups]=admin*,nobody&fields[users]=username', asAdmin);
     expect(filtered.json.data).toEqual([{ username: 'admin' }]);
-    const bad = await t.api.get('/users?sort=password&filter[password]=x&page[limit]=5', asAdmin);
+    const bad = await t.api.get('/users?sort=password&filter[password]=x&fields[users]=password', asAdmin);
     expect(bad.status).toBe(400);
     expect(bad.json.errors.map((e: { code: string }) => e.code)).toEqual([
       'ERR_INVALID_QUERY',
@@ -74,9 +114,92 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
     expect(res.json.errors[0].code).toBe('ERR_USER_EXISTS');
   });
 
+  test('a name that differs from an existing one only by case or compatibility form is 409', async () => {
+    const cases: [string, string][] = [
+      ['ADMIN', 'admin'],
+      ['ａｄｍｉｎ', 'admin'],
+      ['Operator', 'operator'],
+      ['ope\u200brator', 'operator'],
+    ];
+    for (const [name, existing] of cases) {
+      const res = await t.api.post('/users', { username: name, password: 'look-alike-1' }, asAdmin);
+      expect(res.status, name).toBe(409);
+      expect(res.json.errors[0].code, name).toBe('ERR_USER_EXISTS');
+      expect(res.json.errors[0].title, name).toBe(
+        `User '${name}' is too similar to the existing user '${existing}'`,
+      );
+    }
+    await applyWrites();
+    const list = await t.api.get('/users', asAdmin);
+    expect(list.json.data.map((u: { username: string }) => u.username)).toEqual(['admin', 'operator']);
+    // Logins name the user exactly: ADMIN is not admin.
+    expect((await t.api.get('/status', { auth: { basic: ['ADMIN', ADMIN.password] } })).status).toBe(401);
+  });
+
+  test('names are taken in NFC; control, bidi and lone-surrogate characters are 400', async () => {
+    const decomposed = 'Zoe\u0308'; // e + combining diaeresis
+    const created = await t.api.post(
+      '/users',
+      { username: decomposed, password: 'zoe-secret-12', groups: ['Cafe\u0301'] },
+      asAdmin,
+    );
+    expect(created.status).toBe(201);
+    expect(created.json.data).toEqual({ username: 'Zoë', groups: ['Café'] });
+    await applyWrites();
+    const list = await t.api.get('/users?filter[username]=zo*', asAdmin);
+    expect(list.json.data).toEqual([{ username: 'Zoë', groups: ['Café'] }]);
+    // Either form logs in and names the user in the path.
+    for (const form of ['Zoë', decomposed]) {
+      expect((await t.api.get('/status', { auth: { basic: [form, 'zoe-secret-12'] } })).status, form).toBe(
+        200,
+      );
+    }
+    const put = await t.api.put(`/users/${encodeURIComponent(decomposed)}`, { groups: ['Ops'] }, asAdmin);
+    expect(put.status).toBe(changeStatus);
+
+    const refused: [string, RegExp][] = [
+      ['bad\u0085name', /control characters/],
+      ['bad\u0007name', /control characters/],
+      ['evil\u202egnp.exe', /bidirectional/],
+      ['iso\u2066late', /bidirectional/],
+      ['lone\ud800', /lone surrogate/],
+    ];
+    for (const [name, message] of refused) {
+      const res = await t.api.post('/users', { username: name, password: 'refused-secret' }, asAdmin);
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect(res.json.errors[0].title, JSON.stringify(name)).toMatch(/^username: /);
+      expect(res.json.errors[0].title, JSON.stringify(name)).toMatch(message);
+      const group = await t.api.put('/users/operator', { groups: ['Ops', name] }, asAdmin);
+      expect(group.status, JSON.stringify(name)).toBe(400);
+      expect(group.json.errors[0].title, JSON.stringify(name)).toMatch(/^groups\.1: /);
+      expect(group.json.errors[0].title, JSON.stringify(name)).toMatch(message);
+    }
+    for (const group of ['', ' Ops', 'x'.repeat(151)]) {
+      const res = await t.api.put('/users/operator', { groups: [group] }, asAdmin);
+      expect(res.status, JSON.stringify(group)).toBe(400);
+    }
+  });
+
+  test(`PUT and DELETE answer ${store === 'file' ? '200 saying a reload is needed' : '204'}`, async () => {
+    const put = await t.api.put('/users/operator', { groups: ['Auditors'] }, asAdmin);
+    const del = await t.api.delete('/users/operator', asAdmin);
+    if (store === 'file') {
+      const meta = { takes_effect: 'after svcd reloads the user file (SIGUSR1) or restarts' };
+      expect(put.status).toBe(200);
+      expect(put.json).toEqual({ data: { username: 'operator', groups: ['Auditors'] }, meta });
+      expect(del.status).toBe(200);
+      expect(del.json).toEqual({ data: { username: 'operator' }, meta });
+      // Nothing has changed yet: the operator still logs in.
+      expect((await t.api.get('/status', asOperator)).status).toBe(200);
+    } else {
+      expect([put.status, put.text, del.status, del.text]).toEqual([204, '', 204, '']);
+      expect((await t.api.get('/status', asOperator)).status).toBe(401);
+    }
+  });
+
   test('PUT with groups only keeps the password; groups replace the whole list', async () => {
     const res = await t.api.put('/users/operator', { groups: ['Auditors', 'Viewers'] }, asAdmin);
-    expect(res.status).toBe(204);
+    expect(res.status).toBe(changeStatus);
     await applyWrites();
     const list = await t.api.get('/users', asAdmin);
     expect(list.json.data).toContainEqual({ username: 'operator', groups: ['Auditors', 'Viewers'] });
@@ -86,7 +209,7 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
   test('PUT with password only keeps the groups; a token issued before keeps working', async () => {
     const oldToken = await t.api.login(OPERATOR.username, OPERATOR.password);
     const res = await t.api.put('/users/operator', { password: 'brand-new-secret' }, asAdmin);
-    expect(res.status).toBe(204);
+    expect(res.status).toBe(changeStatus);
     await applyWrites();
     expect((await t.api.get('/status', asOperator)).status).toBe(401);
     expect((await t.api.get('/status', { auth: { basic: ['operator', 'brand-new-secret'] } })).status).toBe(
@@ -117,11 +240,11 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
     expect(remove.status).toBe(409);
     // With a second administrator, the first may go.
     await t.api.put('/users/operator', { groups: ['Administrators'] }, asAdmin);
-    expect((await t.api.delete('/users/admin', asAdmin)).status).toBe(204);
+    expect((await t.api.delete('/users/admin', asAdmin)).status).toBe(changeStatus);
   });
 
   test('delete removes the user; unknown users are 404', async () => {
-    expect((await t.api.delete('/users/operator', asAdmin)).status).toBe(204);
+    expect((await t.api.delete('/users/operator', asAdmin)).status).toBe(changeStatus);
     await applyWrites();
     expect((await t.api.get('/status', asOperator)).status).toBe(401);
     expect((await t.api.delete('/users/operator', asAdmin)).status).toBe(404);

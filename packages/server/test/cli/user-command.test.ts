@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { svcdConfigSchema, type SvcdConfig } from '../../src/config/schema.js';
 import { runUserCommand } from '../../src/cli/user-command.js';
@@ -82,6 +85,27 @@ describe.each(ALL_ENGINES)('svcd user on a %s database store', (engine) => {
       ),
     ).rejects.toThrow(/already exists/);
     await expect(
+      runUserCommand(
+        config,
+        { action: 'add', username: 'ＢＯＳＳ', groups: [], password: 'boss-secret-1' },
+        hasher,
+      ),
+    ).rejects.toThrow("User 'ＢＯＳＳ' is too similar to the existing user 'boss'");
+    await expect(
+      runUserCommand(
+        config,
+        { action: 'add', username: 'bo\u202ess', groups: [], password: 'boss-secret-1' },
+        hasher,
+      ),
+    ).rejects.toThrow(/username: must not contain bidirectional control characters/);
+    await expect(
+      runUserCommand(
+        config,
+        { action: 'add', username: 'ok', groups: ['a\u0000b'], password: 'ok-secret-12' },
+        hasher,
+      ),
+    ).rejects.toThrow(/groups\.0: must not contain control characters/);
+    await expect(
       runUserCommand(config, { action: 'delete', username: 'ghost', groups: [] }, hasher),
     ).rejects.toThrow(/not found/);
     await expect(
@@ -94,6 +118,38 @@ describe.each(ALL_ENGINES)('svcd user on a %s database store', (engine) => {
       runUserCommand(config, { action: 'add', username: 'weak', groups: [], password: 'short' }, hasher),
     ).rejects.toThrow(/at least 8/);
   });
+});
+
+test('svcd user on a user file refuses look-alikes and takes names in NFC', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svcd-user-'));
+  try {
+    const file = join(dir, 'users.json');
+    const config = svcdConfigSchema.parse({ server: { data_dir: dir }, api: { auth_file: file } });
+    await runUserCommand(
+      config,
+      { action: 'add', username: 'Rene\u0301', groups: ['Administrators'], password: 'rene-secret-1' },
+      hasher,
+    );
+    await expect(
+      runUserCommand(
+        config,
+        { action: 'add', username: 'RENÉ', groups: [], password: 'rene-secret-2' },
+        hasher,
+      ),
+    ).rejects.toThrow("User 'RENÉ' is too similar to the existing user 'René'");
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { username: string }[];
+    expect(saved.map((u) => u.username)).toEqual(['René']);
+    // The name as typed in the other normal form finds the user.
+    await runUserCommand(
+      config,
+      { action: 'change', username: 'Rene\u0301', groups: ['Administrators', 'Ops'] },
+      hasher,
+    );
+    const changed = JSON.parse(await readFile(file, 'utf8')) as { groups: string[] }[];
+    expect(changed[0]?.groups).toEqual(['Administrators', 'Ops']);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('svcd user refuses the static single-user mode', async () => {

@@ -221,6 +221,16 @@ describe('every bad case names its key', () => {
     ]);
   });
 
+  test('the static user follows the user rules: a valid name, a password of at most 72 bytes', () => {
+    expect(problemsOf('[api]\nauth = "ad\\u202Emin:secret-pass"\n')).toEqual([
+      '[api] auth: the user name must not contain bidirectional control characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)',
+    ]);
+    expect(problemsOf(`[api]\nauth = "admin:${'p'.repeat(73)}"\n`)).toEqual([
+      '[api] auth: the password must be at most 72 bytes (bcrypt ignores the rest)',
+    ]);
+    expect(problemsOf(`[api]\nauth = "admin:${'p'.repeat(72)}"\n`)).toEqual([]);
+  });
+
   test('2FA, authenticator app and header auth are not available yet', () => {
     const store = 'auth_file = "users.json"\n';
     expect(problemsOf(`[api]\n${store}totp_enabled = true\n`)).toEqual([

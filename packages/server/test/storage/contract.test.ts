@@ -280,19 +280,76 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await store.listForWrite()).toEqual(users);
     });
 
-    it('treats usernames as case-sensitive and keeps unicode names of 150 characters', async () => {
-      const store = await openStore();
+    it('keeps unicode names of 150 characters and finds names exactly, also look-alikes stored by hand', async () => {
+      const names = freshNames();
+      const store = await openStore(names);
       const long = 'ü'.repeat(75) + '用'.repeat(74) + '😀';
       expect([...long]).toHaveLength(150);
       await store.create({ username: long, passwordHash: HASH, groups: ['Grüppe 😀'] });
-      await store.create({ username: 'Alice', passwordHash: 'upper', groups: [] });
-      await store.create({ username: 'alice', passwordHash: 'lower', groups: [] });
-
       expect(await store.find(long)).toMatchObject({ username: long, groups: ['Grüppe 😀'] });
+
+      // Rows written before look-alikes were refused keep working, each under its exact name.
+      await database.db
+        .withTables<{ [k: string]: { username: string; password: string } }>()
+        .insertInto(names.userTable)
+        .values([
+          { username: 'Alice', password: 'upper' },
+          { username: 'alice', password: 'lower' },
+        ])
+        .execute();
       expect((await store.find('Alice'))?.passwordHash).toBe('upper');
       expect((await store.find('alice'))?.passwordHash).toBe('lower');
       expect(await store.find('ALICE')).toBeUndefined();
       expect((await store.list()).map((u) => u.username)).toEqual(['Alice', 'alice', long]);
+    });
+
+    it('refuses a name that differs from an existing one only by case or compatibility form', async () => {
+      const store = await openStore();
+      await store.create({ username: 'admin', passwordHash: 'first', groups: ['Administrators'] });
+      for (const lookAlike of ['ADMIN', 'Admin', 'ａｄｍｉｎ', 'admin\u200b', 'admın']) {
+        const err = await rejection(store.create({ username: lookAlike, passwordHash: 'x', groups: [] }));
+        expect(err, lookAlike).toMatchObject({ kind: 'conflict', code: ERROR_CODES.userExists });
+        expect(err.message, lookAlike).toBe(
+          `User '${lookAlike}' is too similar to the existing user 'admin'`,
+        );
+      }
+      const exact = await rejection(store.create({ username: 'admin', passwordHash: 'x', groups: [] }));
+      expect(exact.message).toBe(`User 'admin' already exists`);
+      await store.create({ username: 'straße', passwordHash: 'p', groups: [] });
+      const folded = await rejection(store.create({ username: 'STRASSE', passwordHash: 'x', groups: [] }));
+      expect(folded.message).toMatch(/too similar to the existing user 'straße'/);
+      expect((await store.list()).map((u) => [u.username, u.passwordHash])).toEqual([
+        ['admin', 'first'],
+        ['straße', 'p'],
+      ]);
+    });
+
+    it('of look-alikes created at the same time on two connections, exactly one is stored', async () => {
+      const names = freshNames();
+      await ensureUserTables(database, names);
+      // better-sqlite3 is synchronous: a second connection in this process would wait for the write lock while
+      // blocking the event loop the first one needs to commit. SQLite runs one writer at a time anyway.
+      const other =
+        engine === 'sqlite' ? database : await openDatabase(testDb.settings, { dataDir: testDb.dataDir });
+      try {
+        const first = new DatabaseUserStore(database, names);
+        const second = new DatabaseUserStore(other, names);
+        await first.create({ username: 'seed', passwordHash: 'p', groups: [] });
+        for (let round = 0; round < 8; round++) {
+          const results = await Promise.allSettled([
+            first.create({ username: `racer-${round}`, passwordHash: 'a', groups: ['g'] }),
+            second.create({ username: `RACER-${round}`, passwordHash: 'b', groups: ['g'] }),
+          ]);
+          const refused = results.filter((r) => r.status === 'rejected');
+          expect(refused, `round ${round}`).toHaveLength(1);
+          expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({
+            code: ERROR_CODES.userExists,
+          });
+        }
+        expect(await first.list()).toHaveLength(9);
+      } finally {
+        if (other !== database) await other.close();
+      }
     });
 
     it('rejects a duplicate username with a conflict and leaves the user as it was', async () => {

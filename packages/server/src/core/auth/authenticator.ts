@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, ERROR_CODES } from '@svc/protocol';
+import { AppError, ERROR_CODES, PASSWORD_MAX_BYTES, passwordByteLength } from '@svc/protocol';
 import type { UserRecord, UserStore } from '../users/user-store.js';
+import { lookupForms } from '../users/username.js';
 import type { LoginGuard } from './login-guard.js';
 import type { Clock, PasswordHasher, SessionStore, TokenSigner } from './ports.js';
 
@@ -44,18 +45,33 @@ export class Authenticator {
 
   constructor(private readonly deps: AuthenticatorDeps) {}
 
+  /**
+   * Logins name the user exactly (in any Unicode normal form): `ADMIN` is not `admin`.
+   * A password longer than bcrypt's 72 bytes is a wrong password, though its first 72 bytes would match the
+   * hash: such a password cannot be set, so accepting it would let anything be appended to the real one. It still
+   * goes through the same hash check and failure path, so neither timing nor answer tells it apart.
+   */
   async checkPassword(username: string, password: string, ip: string): Promise<UserRecord> {
-    const { guard, users, hasher } = this.deps;
+    const { guard, hasher } = this.deps;
     guard.assertMayTry(ip, username);
-    const user = username ? await users.find(username) : undefined;
+    const user = username ? await this.findUser(username) : undefined;
     this.unknownUserHash ??= hasher.hash(randomUUID());
-    const ok = await hasher.verify(password, user?.passwordHash ?? (await this.unknownUserHash));
+    const matches = await hasher.verify(password, user?.passwordHash ?? (await this.unknownUserHash));
+    const ok = matches && passwordByteLength(password) <= PASSWORD_MAX_BYTES;
     if (!user || !ok) {
       guard.recordFailure(ip, username);
       throw badCredentials();
     }
     guard.recordSuccess(ip, username);
     return user;
+  }
+
+  private async findUser(username: string): Promise<UserRecord | undefined> {
+    for (const form of lookupForms(username)) {
+      const user = await this.deps.users.find(form);
+      if (user) return user;
+    }
+    return undefined;
   }
 
   async login(user: UserRecord, lifetimeSeconds: number | undefined): Promise<IssuedToken> {

@@ -1,6 +1,7 @@
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import type { PasswordHasher } from '../auth/ports.js';
 import { ADMIN_GROUP, assertAdmin, isAdmin, type UserRecord, type UserStore } from './user-store.js';
+import { findLookAlike, lookupForms, userExistsError } from './username.js';
 
 export interface UserInput {
   username: string;
@@ -21,6 +22,8 @@ export interface UserListItem {
 export interface WriteOutcome {
   /** False for the file store: the change is in the file and takes effect after a reload (SIGUSR1) or restart. */
   inEffect: boolean;
+  /** The user as the write left it (after a delete: as it was). */
+  user: UserListItem;
 }
 
 /** The user API's rules (spec 4.3); callers must be Administrators members. */
@@ -39,16 +42,15 @@ export class UsersService {
   async create(caller: UserRecord, input: UserInput): Promise<WriteOutcome> {
     this.assertAllowed(caller);
     const existing = await this.store.listForWrite();
-    if (existing.some((u) => u.username === input.username)) {
-      throw new AppError('conflict', ERROR_CODES.userExists, `User '${input.username}' already exists`);
-    }
+    const taken = findLookAlike(
+      existing.map((u) => u.username),
+      input.username,
+    );
+    if (taken !== undefined) throw userExistsError(input.username, taken);
     const passwordHash = await this.hasher.hash(input.password);
-    await this.store.create({
-      username: input.username,
-      passwordHash,
-      groups: uniqueGroups(input.groups ?? []),
-    });
-    return this.outcome();
+    const groups = uniqueGroups(input.groups ?? []);
+    await this.store.create({ username: input.username, passwordHash, groups });
+    return this.outcome({ username: input.username, groups });
   }
 
   async update(caller: UserRecord, username: string, changes: UserUpdate): Promise<WriteOutcome> {
@@ -65,23 +67,23 @@ export class UsersService {
     const target = findOrThrow(users, username);
     const groups = changes.groups === undefined ? undefined : uniqueGroups(changes.groups);
     if (groups && isAdmin(target) && !groups.includes(ADMIN_GROUP))
-      assertAnotherAdmin(users, username, `removed from ${ADMIN_GROUP}`);
+      assertAnotherAdmin(users, target.username, `removed from ${ADMIN_GROUP}`);
     const passwordHash =
       changes.password === undefined ? undefined : await this.hasher.hash(changes.password);
-    await this.store.update(username, {
+    await this.store.update(target.username, {
       ...(passwordHash === undefined ? {} : { passwordHash }),
       ...(groups === undefined ? {} : { groups }),
     });
-    return this.outcome();
+    return this.outcome({ username: target.username, groups: groups ?? [...target.groups] });
   }
 
   async delete(caller: UserRecord, username: string): Promise<WriteOutcome> {
     this.assertAllowed(caller);
     const users = await this.store.listForWrite();
     const target = findOrThrow(users, username);
-    if (isAdmin(target)) assertAnotherAdmin(users, username, 'deleted');
-    await this.store.delete(username);
-    return this.outcome();
+    if (isAdmin(target)) assertAnotherAdmin(users, target.username, 'deleted');
+    await this.store.delete(target.username);
+    return this.outcome({ username: target.username, groups: [...target.groups] });
   }
 
   private assertAllowed(caller: UserRecord): void {
@@ -96,13 +98,15 @@ export class UsersService {
     assertAdmin(caller, 'users');
   }
 
-  private outcome(): WriteOutcome {
-    return { inEffect: this.store.writesVisibleAtOnce };
+  private outcome(user: UserListItem): WriteOutcome {
+    return { inEffect: this.store.writesVisibleAtOnce, user };
   }
 }
 
+/** The user named `username` as given, or else in its NFC form (names kept by hand may be in another form). */
 function findOrThrow(users: UserRecord[], username: string): UserRecord {
-  const user = users.find((u) => u.username === username);
+  let user: UserRecord | undefined;
+  for (const form of lookupForms(username)) user ??= users.find((u) => u.username === form);
   if (!user) throw new AppError('not_found', ERROR_CODES.userNotFound, `User '${username}' not found`);
   return user;
 }
