@@ -5,6 +5,7 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { tunnelSchema } from '@svc/protocol';
 import { OPERATOR, startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
 import { captureLogs } from './support/log-capture.js';
@@ -108,7 +109,7 @@ const del = (clientId: string, tunnelId: string, query = '') =>
 async function openTunnel(clientId: string, query: Record<string, string>) {
   const res = await put(clientId, { 'skip-idle-timeout': 'true', ...query });
   expect(res.status, res.text).toBe(200);
-  return res.json.data as { id: string; lport: string; lhost: string };
+  return res.json.data as { id: string; lport: string; lhost: string; scheme: string | null };
 }
 
 const tunnelsOf = async (clientId: string): Promise<{ id: string; lport: string }[]> =>
@@ -137,11 +138,14 @@ describe('tunnels through a real agent', () => {
       lport: expect.any(String),
       rhost: '127.0.0.1',
       rport: String(echo.port),
+      scheme: null,
       acl: '127.0.0.1,10.0.0.0/8',
       idle_timeout_minutes: 5,
       auto_close: 3600,
+      tunnel_url: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/),
     });
+    expect(tunnelSchema.parse(tunnel)).toEqual(tunnel);
     expect(Date.parse(tunnel.created_at)).toBeGreaterThanOrEqual(before - 1000);
     expect(pool).toContain(Number(tunnel.lport));
     expect(await tunnelsOf('t-main')).toEqual([tunnel]);
@@ -155,6 +159,33 @@ describe('tunnels through a real agent', () => {
     expect((await del('t-main', tunnel.id)).status).toBe(204);
     expect(await tunnelsOf('t-main')).toEqual([]);
     expect(await outcome(Number(tunnel.lport))).toBe('refused');
+  });
+
+  test('scheme: given, empty or derived from the remote port; tunnel_url on the host the API was reached by', async () => {
+    const given = await openTunnel('t-main', { remote: String(echo.port), scheme: 'http' });
+    const empty = await openTunnel('t-main', { remote: String(sink.port), scheme: '' });
+    const rejected = await put('t-main', { remote: '22', scheme: 'x'.repeat(16), check_port: 'false' });
+    try {
+      expect(given).toMatchObject({ scheme: 'http', tunnel_url: `http://127.0.0.1:${given.lport}` });
+      expect(empty).toMatchObject({ scheme: null, tunnel_url: null });
+      expect(rejected.status).toBe(400);
+      expect(rejected.json.errors).toEqual([
+        {
+          code: 'ERR_URI_SCHEME_TOO_LONG',
+          title: 'Invalid URI scheme: scheme exceeds the max length of 15 characters',
+          detail: expect.stringContaining('got 16 characters'),
+        },
+      ]);
+      const listed = await tunnelsOf('t-main');
+      expect(listed.map((t) => tunnelSchema.parse(t))).toEqual([given, empty]);
+    } finally {
+      await del('t-main', given.id);
+      await del('t-main', empty.id);
+    }
+    // No scheme parameter: the well-known port 22 gives ssh (the target need not listen with check_port=false).
+    const derived = await openTunnel('t-main', { remote: '22', check_port: 'false' });
+    await del('t-main', derived.id);
+    expect(derived).toMatchObject({ scheme: 'ssh', tunnel_url: `ssh://127.0.0.1:${derived.lport}` });
   });
 
   test('50 MB client → target arrive byte-identical; the reply comes after the request was half-closed', async () => {
@@ -505,7 +536,7 @@ test('a disconnect closes the listener; the reconnected client gets it back on t
   }
 });
 
-test('ports taken while the client was away: a pool port moves, an explicit one is dropped', async () => {
+test('ports taken while the client was away: a pool port moves, an explicit one waits for the next reconnect', async () => {
   const first = await startAgent('t-away');
   const picked = await openTunnel('t-away', { remote: String(echo.port) });
   const explicitPort = pool.find((port) => port !== Number(picked.lport)) ?? 0;
@@ -523,6 +554,7 @@ test('ports taken while the client was away: a pool port moves, an explicit one 
     }),
   );
   const second = await startAgent('t-away');
+  let moved: { id: string; lport: string } | undefined;
   try {
     await vi.waitFor(
       async () => {
@@ -533,14 +565,45 @@ test('ports taken while the client was away: a pool port moves, an explicit one 
       },
       { timeout: 5000 },
     );
-    const [moved] = await tunnelsOf('t-away');
+    [moved] = await tunnelsOf('t-away');
     const socket = await dial(Number(moved?.lport));
     socket.end('moved');
     expect((await readAll(socket)).text).toBe('moved');
-    expect((await del('t-away', explicit.id)).status).toBe(404);
   } finally {
     for (const blocker of blockers) blocker.close();
+    await stopAgent(second);
+  }
+  // The explicit one was kept: with its port free again it is back at the next reconnect.
+  const third = await startAgent('t-away');
+  try {
+    await vi.waitFor(async () => expect(await tunnelsOf('t-away')).toEqual([{ ...moved }, { ...explicit }]), {
+      timeout: 5000,
+    });
+    const socket = await dial(explicitPort);
+    const reply = readAll(socket);
+    socket.end('kept');
+    expect((await reply).text).toMatch(/^4 /);
+  } finally {
     await del('t-away', picked.id, '?force=true');
+    await del('t-away', explicit.id, '?force=true');
+    await stopAgent(third);
+  }
+});
+
+test('a stored tunnel of a client that is away can be deleted; it does not come back', async () => {
+  const first = await startAgent('t-gone');
+  const tunnel = await openTunnel('t-gone', { remote: String(echo.port) });
+  await stopAgent(first);
+  await vi.waitFor(() => expect(svcd.server.clients.connection('t-gone')).toBeUndefined());
+  expect((await del('t-gone', tunnel.id)).status).toBe(204);
+  expect((await del('t-gone', tunnel.id)).status).toBe(404);
+  const second = await startAgent('t-gone');
+  try {
+    const next = await openTunnel('t-gone', { remote: String(sink.port) });
+    expect(Number(next.id)).toBeGreaterThan(Number(tunnel.id));
+    expect((await tunnelsOf('t-gone')).map((t) => t.id)).toEqual([next.id]);
+    await del('t-gone', next.id);
+  } finally {
     await stopAgent(second);
   }
 });

@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   localPortNotAllowed: 'ERR_LOCAL_PORT_NOT_ALLOWED',
   localPortInUse: 'ERR_LOCAL_PORT_IN_USE',
   noFreePort: 'ERR_NO_FREE_PORT',
+  uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

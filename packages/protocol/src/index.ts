@@ -6,3 +6,4 @@ export * from './api/users.js';
 export * from './list-query.js';
 export * from './agent/messages.js';
 export * from './api/clients-auth.js';
+export * from './api/tunnels.js';

@@ -20,7 +20,7 @@ import { TunnelsService } from './core/tunnels/tunnels-service.js';
 import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/agent-link.js';
 import { loadHostKey } from './gateway/load-host-key.js';
 import { buildApi } from './http/app.js';
-import { publicUrl, splitHostPort } from './infra/address.js';
+import { hostOfUrl, publicUrl, splitHostPort } from './infra/address.js';
 import { createBcryptHasher } from './infra/bcrypt-hasher.js';
 import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-dir.js';
 import { createJwtSigner } from './infra/jwt-signer.js';
@@ -29,6 +29,7 @@ import { SqlClientRepository } from './storage/client-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
+import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { SVCD_VERSION } from './version.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
@@ -84,12 +85,15 @@ export async function startServer(
     const pool = new PortPool(config.server.used_ports, config.server.excluded_ports);
     if (pool.size === 0)
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
+    const [firstUrl] = config.server.url ?? [];
     const tunnels = new TunnelsService(
       clients,
+      new SqlTunnelRepository(database),
       {
         pool,
         checkPortTimeoutMs: config.server.check_port_timeout,
         minuteMs: options.tunnels?.minuteMs ?? 60_000,
+        publicHost: firstUrl === undefined ? undefined : hostOfUrl(firstUrl),
       },
       systemClock,
       logger,
