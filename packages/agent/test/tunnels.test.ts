@@ -5,19 +5,12 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { tunnelSchema } from '@svc/protocol';
+import { tunnelSchema, type TunnelData } from '@svc/protocol';
 import { OPERATOR, startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
 import { captureLogs } from './support/log-capture.js';
-import {
-  dial,
-  freePortBlock,
-  outcome,
-  readAll,
-  startTarget,
-  writeRandom,
-  type Target,
-} from './support/tcp.js';
+import { freePortBlock } from '../../../test-support/process.js';
+import { dial, outcome, readAll, startTarget, writeRandom, type Target } from './support/tcp.js';
 
 const CREDENTIALS = { id: 'tunnel-agents', password: 'pass-1234' };
 const AUTH = { basic: [OPERATOR.username, OPERATOR.password] as [string, string] };
@@ -112,11 +105,8 @@ async function openTunnel(clientId: string, query: Record<string, string>) {
   return res.json.data as { id: string; lport: string; lhost: string; scheme: string | null };
 }
 
-const tunnelsOf = async (clientId: string): Promise<{ id: string; lport: string }[]> =>
-  (await svcd.api.get(`/clients/${clientId}`, { auth: AUTH })).json.data.tunnels as {
-    id: string;
-    lport: string;
-  }[];
+const tunnelsOf = async (clientId: string): Promise<TunnelData[]> =>
+  (await svcd.api.get(`/clients/${clientId}`, { auth: AUTH })).json.data.tunnels as TunnelData[];
 
 describe('tunnels through a real agent', () => {
   beforeAll(async () => {
@@ -603,6 +593,24 @@ test('a stored tunnel of a client that is away can be deleted; it does not come 
     expect(Number(next.id)).toBeGreaterThan(Number(tunnel.id));
     expect((await tunnelsOf('t-gone')).map((t) => t.id)).toEqual([next.id]);
     await del('t-gone', next.id);
+  } finally {
+    await stopAgent(second);
+  }
+});
+
+test('deleting a client deletes its stored tunnels', async () => {
+  const first = await startAgent('t-deleted');
+  const tunnel = await openTunnel('t-deleted', { remote: String(echo.port) });
+  await stopAgent(first);
+  await vi.waitFor(() => expect(svcd.server.clients.connection('t-deleted')).toBeUndefined());
+  expect((await svcd.api.delete('/clients/t-deleted', { auth: AUTH })).status).toBe(204);
+  const second = await startAgent('t-deleted');
+  try {
+    const next = await openTunnel('t-deleted', { remote: String(sink.port) });
+    // Nothing came back and the ids start again: the old definition is gone.
+    expect(next.id).toBe(tunnel.id);
+    expect((await tunnelsOf('t-deleted')).map((t) => t.rport)).toEqual([String(sink.port)]);
+    await del('t-deleted', next.id);
   } finally {
     await stopAgent(second);
   }

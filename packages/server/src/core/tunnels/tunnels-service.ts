@@ -107,8 +107,7 @@ export class TunnelsService implements ClientObserver {
     const pending: Pending = { clientId, key, port: local?.port };
     this.pending.add(pending);
     try {
-      const kept = await this.keptPorts(clientId, undefined);
-      const holder = local && kept.get(local.port);
+      const holder = local && (await this.keptPorts(clientId, undefined)).get(local.port);
       if (local && holder) throw errors.portKept(local.port, holder);
       await this.checkTarget(clientId, agent, request);
       const now = this.clock.now();
@@ -123,7 +122,7 @@ export class TunnelsService implements ClientObserver {
         owner: caller.username,
         apiHost,
       };
-      const handle = await this.establish(clientId, agent, tunnel, kept);
+      const handle = await this.establish(clientId, agent, tunnel);
       if (!this.isCurrent(clientId, state)) {
         await handle.close();
         throw errors.gone(clientId);
@@ -315,65 +314,75 @@ export class TunnelsService implements ClientObserver {
   }
 
   /** Has the agent relay the target, then listens; undoes the first when the second fails. */
-  private async establish(
-    clientId: string,
-    agent: TunnelAgent,
-    tunnel: Tunnel,
-    kept: ReadonlyMap<number, StoredPort>,
-  ): Promise<TunnelHandle> {
+  private async establish(clientId: string, agent: TunnelAgent, tunnel: Tunnel): Promise<TunnelHandle> {
     try {
       await agent.forward(targetOf(tunnel));
     } catch (err) {
       throw this.agentFailure(clientId, agent, targetOf(tunnel), err);
     }
     try {
-      return await this.listen(clientId, agent, tunnel, kept);
+      return await this.listen(clientId, agent, tunnel);
     } catch (err) {
       agent.unforward(targetOf(tunnel)).catch(() => undefined);
       throw err;
     }
   }
 
-  /** Listens on the tunnel's port; a pool-picked tunnel tries its last port first, then other free pool ports. */
-  private async listen(
+  /**
+   * Listens on the tunnel's port. A pool-picked tunnel tries its last port first, then free pool ports that no
+   * stored tunnel wants back (read only then: a reconnect storm re-opens on the old ports without a table scan).
+   */
+  private async listen(clientId: string, agent: TunnelAgent, tunnel: Tunnel): Promise<TunnelHandle> {
+    if (!tunnel.lportRandom) {
+      const handle = await this.bind(clientId, agent, tunnel, tunnel.lport);
+      if (!handle) throw errors.portInUse(tunnel.lport);
+      return handle;
+    }
+    let attempts = 0;
+    if (tunnel.lport !== 0) {
+      attempts += 1;
+      const handle = await this.bind(clientId, agent, tunnel, tunnel.lport);
+      if (handle) return handle;
+    }
+    const { pool, random } = this.settings;
+    const avoid = new Set([...this.takenPorts(), ...(await this.keptPorts(clientId, tunnel.id)).keys()]);
+    for (const port of iterate(pool.candidates(avoid, random), MAX_BIND_ATTEMPTS)) {
+      attempts += 1;
+      const handle = await this.bind(clientId, agent, tunnel, port);
+      if (handle) return handle;
+    }
+    throw errors.noFreePort(pool, attempts);
+  }
+
+  /** Listens on one port; undefined when it is in use. */
+  private async bind(
     clientId: string,
     agent: TunnelAgent,
     tunnel: Tunnel,
-    kept: ReadonlyMap<number, StoredPort>,
-  ): Promise<TunnelHandle> {
+    port: number,
+  ): Promise<TunnelHandle | undefined> {
     const { request } = tunnel;
-    const { pool, minuteMs } = this.settings;
-    const avoid = new Set([...this.takenPorts(), ...kept.keys()]);
-    const ports = tunnel.lportRandom
-      ? pool.candidates(avoid, this.settings.random)
-      : [tunnel.lport][Symbol.iterator]();
-    const preferred = tunnel.lportRandom && tunnel.lport !== 0 ? [tunnel.lport] : [];
-    let attempts = 0;
-    for (const port of [...preferred, ...iterate(ports, MAX_BIND_ATTEMPTS)]) {
-      attempts += 1;
-      try {
-        return await agent.listen(
-          {
-            host: tunnel.lhost,
-            port,
-            acl: request.acl,
-            idleMs: request.idleTimeoutMinutes === 0 ? undefined : request.idleTimeoutMinutes * minuteMs,
-            closeAt: tunnel.closeAt,
-            target: request.remote,
-            clientId,
-            tunnelId: tunnel.id,
-          },
-          (reason) => this.expired(clientId, tunnel, reason),
-        );
-      } catch (err) {
-        if (!(err instanceof ListenError)) throw err;
-        if (err.reason === 'in_use' && tunnel.lportRandom) continue;
-        if (err.reason === 'in_use') throw errors.portInUse(port);
-        if (err.reason === 'bad_address') throw errors.badLocalHost(tunnel.lhost, err.message);
-        throw errors.listenFailed(err.message);
-      }
+    const { minuteMs } = this.settings;
+    try {
+      return await agent.listen(
+        {
+          host: tunnel.lhost,
+          port,
+          acl: request.acl,
+          idleMs: request.idleTimeoutMinutes === 0 ? undefined : request.idleTimeoutMinutes * minuteMs,
+          closeAt: tunnel.closeAt,
+          target: request.remote,
+          clientId,
+          tunnelId: tunnel.id,
+        },
+        (reason) => this.expired(clientId, tunnel, reason),
+      );
+    } catch (err) {
+      if (!(err instanceof ListenError)) throw err;
+      if (err.reason === 'in_use') return undefined;
+      if (err.reason === 'bad_address') throw errors.badLocalHost(tunnel.lhost, err.message);
+      throw errors.listenFailed(err.message);
     }
-    throw errors.noFreePort(pool, attempts);
   }
 
   /**
@@ -396,12 +405,7 @@ export class TunnelsService implements ClientObserver {
         continue;
       }
       try {
-        const handle = await this.establish(
-          clientId,
-          agent,
-          tunnel,
-          await this.keptPorts(clientId, tunnel.id),
-        );
+        const handle = await this.establish(clientId, agent, tunnel);
         if (!this.isCurrent(clientId, state) || state.tunnels.get(tunnel.id) !== tunnel) {
           await handle.close();
           continue;
