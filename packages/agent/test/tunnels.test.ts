@@ -4,11 +4,14 @@
  */
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { once } from 'node:events';
+import { request } from 'node:http';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { tunnelSchema, type TunnelData } from '@svc/protocol';
 import { OPERATOR, startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
 import { captureLogs } from './support/log-capture.js';
+import { basicHeader } from '../../../test-support/api-client.js';
 import { freePortBlock } from '../../../test-support/process.js';
 import { dial, outcome, readAll, startTarget, writeRandom, type Target } from './support/tcp.js';
 
@@ -176,6 +179,34 @@ describe('tunnels through a real agent', () => {
     const derived = await openTunnel('t-main', { remote: '22', check_port: 'false' });
     await del('t-main', derived.id);
     expect(derived).toMatchObject({ scheme: 'ssh', tunnel_url: `ssh://127.0.0.1:${derived.lport}` });
+  });
+
+  test('tunnel_url takes the Host header the API was reached by (IPv6 in brackets); an odd one gives the machine name', async () => {
+    const putWithHost = (host: string, remote: string) =>
+      new Promise<{ status: number; json: { data: TunnelData } }>((resolve, reject) => {
+        const url = new URL(`${svcd.server.apiUrl}/clients/t-main/tunnels?remote=${remote}&scheme=ssh`);
+        const req = request(
+          url,
+          { method: 'PUT', headers: { host, authorization: basicHeader(...AUTH.basic) } },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(body) }));
+          },
+        );
+        req.on('error', reject).end();
+      });
+    const v6 = await putWithHost('[2001:db8::7]:8443', String(echo.port));
+    const odd = await putWithHost('bad_host!', String(sink.port));
+    try {
+      expect(v6.status).toBe(200);
+      expect(v6.json.data.tunnel_url).toBe(`ssh://[2001:db8::7]:${v6.json.data.lport}`);
+      expect(odd.status).toBe(200);
+      expect(odd.json.data.tunnel_url).toBe(`ssh://${hostname()}:${odd.json.data.lport}`);
+    } finally {
+      await del('t-main', v6.json.data.id);
+      await del('t-main', odd.json.data.id);
+    }
   });
 
   test('50 MB client → target arrive byte-identical; the reply comes after the request was half-closed', async () => {

@@ -219,7 +219,7 @@ export class TunnelsService implements ClientObserver {
           } catch (err) {
             this.log.warn(
               { client_id: clientId, tunnel_id: row.id, reason: reasonOf(err) },
-              'stored tunnel unusable',
+              'a stored tunnel does not parse and is left out; DELETE it to remove it',
             );
           }
           this.lastIds.set(clientId, Math.max(this.lastIds.get(clientId) ?? 0, row.id));
@@ -231,7 +231,7 @@ export class TunnelsService implements ClientObserver {
       (err: unknown) =>
         this.log.warn(
           { client_id: clientId, reason: reasonOf(err) },
-          'stored tunnels could not be read; they are re-created at the next reconnect',
+          'stored tunnels could not be read; read again at the next tunnel request or reconnect',
         ),
     );
   }
@@ -392,6 +392,8 @@ export class TunnelsService implements ClientObserver {
    */
   private async recreate(clientId: string, state: ClientTunnels): Promise<void> {
     const { agent } = state;
+    // Listeners of the client's previous connection may still be closing; their ports are wanted back.
+    await Promise.all([...this.closing]);
     for (const tunnel of [...state.tunnels.values()]) {
       if (!this.isCurrent(clientId, state)) return;
       if (tunnel.open || state.tunnels.get(tunnel.id) !== tunnel) continue;
