@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const SVCD_BIN = fileURLToPath(new URL('../packages/server/bin/svcd.js', import.meta.url));
@@ -144,4 +144,24 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A free block of `count` consecutive ports between 21000 and 29000 (bindable on 0.0.0.0). */
+export async function freePortBlock(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 21000 + Math.floor(Math.random() * 8000);
+    const servers: Server[] = [];
+    let ok = true;
+    for (let port = base; port < base + count && ok; port++) {
+      const server = createServer();
+      ok = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen({ port, host: '0.0.0.0', exclusive: true }, () => resolve(true));
+      });
+      if (ok) servers.push(server);
+    }
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    if (ok) return base;
+  }
+  throw new Error('no free port block found');
 }

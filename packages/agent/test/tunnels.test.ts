@@ -4,19 +4,16 @@
  */
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { once } from 'node:events';
+import { request } from 'node:http';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { tunnelSchema, type TunnelData } from '@svc/protocol';
 import { OPERATOR, startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
 import { captureLogs } from './support/log-capture.js';
-import {
-  dial,
-  freePortBlock,
-  outcome,
-  readAll,
-  startTarget,
-  writeRandom,
-  type Target,
-} from './support/tcp.js';
+import { basicHeader } from '../../../test-support/api-client.js';
+import { freePortBlock } from '../../../test-support/process.js';
+import { dial, outcome, readAll, startTarget, writeRandom, type Target } from './support/tcp.js';
 
 const CREDENTIALS = { id: 'tunnel-agents', password: 'pass-1234' };
 const AUTH = { basic: [OPERATOR.username, OPERATOR.password] as [string, string] };
@@ -108,14 +105,11 @@ const del = (clientId: string, tunnelId: string, query = '') =>
 async function openTunnel(clientId: string, query: Record<string, string>) {
   const res = await put(clientId, { 'skip-idle-timeout': 'true', ...query });
   expect(res.status, res.text).toBe(200);
-  return res.json.data as { id: string; lport: string; lhost: string };
+  return res.json.data as { id: string; lport: string; lhost: string; scheme: string | null };
 }
 
-const tunnelsOf = async (clientId: string): Promise<{ id: string; lport: string }[]> =>
-  (await svcd.api.get(`/clients/${clientId}`, { auth: AUTH })).json.data.tunnels as {
-    id: string;
-    lport: string;
-  }[];
+const tunnelsOf = async (clientId: string): Promise<TunnelData[]> =>
+  (await svcd.api.get(`/clients/${clientId}`, { auth: AUTH })).json.data.tunnels as TunnelData[];
 
 describe('tunnels through a real agent', () => {
   beforeAll(async () => {
@@ -137,11 +131,14 @@ describe('tunnels through a real agent', () => {
       lport: expect.any(String),
       rhost: '127.0.0.1',
       rport: String(echo.port),
+      scheme: null,
       acl: '127.0.0.1,10.0.0.0/8',
       idle_timeout_minutes: 5,
       auto_close: 3600,
+      tunnel_url: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/),
     });
+    expect(tunnelSchema.parse(tunnel)).toEqual(tunnel);
     expect(Date.parse(tunnel.created_at)).toBeGreaterThanOrEqual(before - 1000);
     expect(pool).toContain(Number(tunnel.lport));
     expect(await tunnelsOf('t-main')).toEqual([tunnel]);
@@ -155,6 +152,61 @@ describe('tunnels through a real agent', () => {
     expect((await del('t-main', tunnel.id)).status).toBe(204);
     expect(await tunnelsOf('t-main')).toEqual([]);
     expect(await outcome(Number(tunnel.lport))).toBe('refused');
+  });
+
+  test('scheme: given, empty or derived from the remote port; tunnel_url on the host the API was reached by', async () => {
+    const given = await openTunnel('t-main', { remote: String(echo.port), scheme: 'http' });
+    const empty = await openTunnel('t-main', { remote: String(sink.port), scheme: '' });
+    const rejected = await put('t-main', { remote: '22', scheme: 'x'.repeat(16), check_port: 'false' });
+    try {
+      expect(given).toMatchObject({ scheme: 'http', tunnel_url: `http://127.0.0.1:${given.lport}` });
+      expect(empty).toMatchObject({ scheme: null, tunnel_url: null });
+      expect(rejected.status).toBe(400);
+      expect(rejected.json.errors).toEqual([
+        {
+          code: 'ERR_URI_SCHEME_TOO_LONG',
+          title: 'Invalid URI scheme: scheme exceeds the max length of 15 characters',
+          detail: expect.stringContaining('got 16 characters'),
+        },
+      ]);
+      const listed = await tunnelsOf('t-main');
+      expect(listed.map((t) => tunnelSchema.parse(t))).toEqual([given, empty]);
+    } finally {
+      await del('t-main', given.id);
+      await del('t-main', empty.id);
+    }
+    // No scheme parameter: the well-known port 22 gives ssh (the target need not listen with check_port=false).
+    const derived = await openTunnel('t-main', { remote: '22', check_port: 'false' });
+    await del('t-main', derived.id);
+    expect(derived).toMatchObject({ scheme: 'ssh', tunnel_url: `ssh://127.0.0.1:${derived.lport}` });
+  });
+
+  test('tunnel_url takes the Host header the API was reached by (IPv6 in brackets); an odd one gives the machine name', async () => {
+    const putWithHost = (host: string, remote: string) =>
+      new Promise<{ status: number; json: { data: TunnelData } }>((resolve, reject) => {
+        const url = new URL(`${svcd.server.apiUrl}/clients/t-main/tunnels?remote=${remote}&scheme=ssh`);
+        const req = request(
+          url,
+          { method: 'PUT', headers: { host, authorization: basicHeader(...AUTH.basic) } },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(body) }));
+          },
+        );
+        req.on('error', reject).end();
+      });
+    const v6 = await putWithHost('[2001:db8::7]:8443', String(echo.port));
+    const odd = await putWithHost('bad_host!', String(sink.port));
+    try {
+      expect(v6.status).toBe(200);
+      expect(v6.json.data.tunnel_url).toBe(`ssh://[2001:db8::7]:${v6.json.data.lport}`);
+      expect(odd.status).toBe(200);
+      expect(odd.json.data.tunnel_url).toBe(`ssh://${hostname()}:${odd.json.data.lport}`);
+    } finally {
+      await del('t-main', v6.json.data.id);
+      await del('t-main', odd.json.data.id);
+    }
   });
 
   test('50 MB client → target arrive byte-identical; the reply comes after the request was half-closed', async () => {
@@ -505,7 +557,7 @@ test('a disconnect closes the listener; the reconnected client gets it back on t
   }
 });
 
-test('ports taken while the client was away: a pool port moves, an explicit one is dropped', async () => {
+test('ports taken while the client was away: a pool port moves, an explicit one waits for the next reconnect', async () => {
   const first = await startAgent('t-away');
   const picked = await openTunnel('t-away', { remote: String(echo.port) });
   const explicitPort = pool.find((port) => port !== Number(picked.lport)) ?? 0;
@@ -523,6 +575,7 @@ test('ports taken while the client was away: a pool port moves, an explicit one 
     }),
   );
   const second = await startAgent('t-away');
+  let moved: { id: string; lport: string } | undefined;
   try {
     await vi.waitFor(
       async () => {
@@ -533,14 +586,63 @@ test('ports taken while the client was away: a pool port moves, an explicit one 
       },
       { timeout: 5000 },
     );
-    const [moved] = await tunnelsOf('t-away');
+    [moved] = await tunnelsOf('t-away');
     const socket = await dial(Number(moved?.lport));
     socket.end('moved');
     expect((await readAll(socket)).text).toBe('moved');
-    expect((await del('t-away', explicit.id)).status).toBe(404);
   } finally {
     for (const blocker of blockers) blocker.close();
+    await stopAgent(second);
+  }
+  // The explicit one was kept: with its port free again it is back at the next reconnect.
+  const third = await startAgent('t-away');
+  try {
+    await vi.waitFor(async () => expect(await tunnelsOf('t-away')).toEqual([{ ...moved }, { ...explicit }]), {
+      timeout: 5000,
+    });
+    const socket = await dial(explicitPort);
+    const reply = readAll(socket);
+    socket.end('kept');
+    expect((await reply).text).toMatch(/^4 /);
+  } finally {
     await del('t-away', picked.id, '?force=true');
+    await del('t-away', explicit.id, '?force=true');
+    await stopAgent(third);
+  }
+});
+
+test('a stored tunnel of a client that is away can be deleted; it does not come back', async () => {
+  const first = await startAgent('t-gone');
+  const tunnel = await openTunnel('t-gone', { remote: String(echo.port) });
+  await stopAgent(first);
+  await vi.waitFor(() => expect(svcd.server.clients.connection('t-gone')).toBeUndefined());
+  expect((await del('t-gone', tunnel.id)).status).toBe(204);
+  expect((await del('t-gone', tunnel.id)).status).toBe(404);
+  const second = await startAgent('t-gone');
+  try {
+    const next = await openTunnel('t-gone', { remote: String(sink.port) });
+    expect(Number(next.id)).toBeGreaterThan(Number(tunnel.id));
+    expect((await tunnelsOf('t-gone')).map((t) => t.id)).toEqual([next.id]);
+    await del('t-gone', next.id);
+  } finally {
+    await stopAgent(second);
+  }
+});
+
+test('deleting a client deletes its stored tunnels', async () => {
+  const first = await startAgent('t-deleted');
+  const tunnel = await openTunnel('t-deleted', { remote: String(echo.port) });
+  await stopAgent(first);
+  await vi.waitFor(() => expect(svcd.server.clients.connection('t-deleted')).toBeUndefined());
+  expect((await svcd.api.delete('/clients/t-deleted', { auth: AUTH })).status).toBe(204);
+  const second = await startAgent('t-deleted');
+  try {
+    const next = await openTunnel('t-deleted', { remote: String(sink.port) });
+    // Nothing came back and the ids start again: the old definition is gone.
+    expect(next.id).toBe(tunnel.id);
+    expect((await tunnelsOf('t-deleted')).map((t) => t.rport)).toEqual([String(sink.port)]);
+    await del('t-deleted', next.id);
+  } finally {
     await stopAgent(second);
   }
 });

@@ -61,6 +61,7 @@ export const ERROR_CODES = {
   localPortInUse: 'ERR_LOCAL_PORT_IN_USE',
   noFreePort: 'ERR_NO_FREE_PORT',
   jobNotFound: 'ERR_JOB_NOT_FOUND',
+  uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

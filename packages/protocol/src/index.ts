@@ -9,3 +9,4 @@ export * from './agent/messages.js';
 export * from './agent/jobs.js';
 export * from './api/clients-auth.js';
 export * from './api/jobs.js';
+export * from './api/tunnels.js';

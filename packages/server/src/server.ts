@@ -23,7 +23,7 @@ import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/
 import { loadHostKey } from './gateway/load-host-key.js';
 import { LocalDispatch } from './gateway/local-dispatch.js';
 import { buildApi } from './http/app.js';
-import { publicUrl, splitHostPort } from './infra/address.js';
+import { hostOfUrl, publicUrl, splitHostPort } from './infra/address.js';
 import { createBcryptHasher } from './infra/bcrypt-hasher.js';
 import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-dir.js';
 import { createJwtSigner } from './infra/jwt-signer.js';
@@ -34,6 +34,7 @@ import { SqlJobRepository } from './storage/job-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
+import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { SVCD_VERSION } from './version.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
@@ -88,12 +89,15 @@ export async function startServer(
     const pool = new PortPool(config.server.used_ports, config.server.excluded_ports);
     if (pool.size === 0)
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
+    const [firstUrl] = config.server.url ?? [];
     const tunnels = new TunnelsService(
       clients,
+      new SqlTunnelRepository(database),
       {
         pool,
         checkPortTimeoutMs: config.server.check_port_timeout,
         minuteMs: options.tunnels?.minuteMs ?? 60_000,
+        publicHost: firstUrl === undefined ? undefined : hostOfUrl(firstUrl),
       },
       systemClock,
       logger,

@@ -103,23 +103,3 @@ export async function outcome(port: number): Promise<'refused' | { bytes: number
     socket.once('end', () => socket.end());
   });
 }
-
-/** A free block of `count` consecutive ports between 21000 and 29000 (bindable on 0.0.0.0). */
-export async function freePortBlock(count: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 21000 + Math.floor(Math.random() * 8000);
-    const servers: Server[] = [];
-    let ok = true;
-    for (let port = base; port < base + count && ok; port++) {
-      const server = createServer();
-      ok = await new Promise<boolean>((resolve) => {
-        server.once('error', () => resolve(false));
-        server.listen({ port, host: '0.0.0.0', exclusive: true }, () => resolve(true));
-      });
-      if (ok) servers.push(server);
-    }
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-    if (ok) return base;
-  }
-  throw new Error('no free port block found');
-}

@@ -13,3 +13,8 @@ export function publicUrl(scheme: string, host: string, port: number, hostname: 
   const shown = UNSPECIFIED.has(host) ? hostname : host;
   return `${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
+
+/** The host of an absolute URL, without the brackets of an IPv6 address. */
+export function hostOfUrl(url: string): string {
+  return new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+}

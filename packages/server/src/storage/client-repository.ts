@@ -16,7 +16,10 @@ function parseDetails(text: string): unknown {
   }
 }
 
-/** Client records in the `clients` table; everything but the queried columns is JSON in `details`. */
+/**
+ * Client records in the `clients` table; everything but the queried columns is JSON in `details`. A client's
+ * stored tunnels (`tunnels`) are deleted with it.
+ */
 export class SqlClientRepository implements ClientRepository {
   constructor(private readonly database: Database) {}
 
@@ -74,21 +77,34 @@ export class SqlClientRepository implements ClientRepository {
     });
   }
 
+  /** Deletes the client and its stored tunnels together. */
   delete(id: string): Promise<boolean> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
-      return result.numDeletedRows > 0n;
-    });
+    return withStorageErrors(() =>
+      this.database.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('tunnels').where('client_id', '=', id).execute();
+        const result = await trx.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      }),
+    );
   }
 
+  /** Deletes the clients and their stored tunnels together. */
   deleteDisconnectedBefore(cutoff: number): Promise<number> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db
-        .deleteFrom('clients')
-        .where('connection_state', '=', 'disconnected')
-        .where('disconnected_at', '<', cutoff)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    });
+    return withStorageErrors(() =>
+      this.database.db.transaction().execute(async (trx) => {
+        const stale = trx
+          .selectFrom('clients')
+          .select('id')
+          .where('connection_state', '=', 'disconnected')
+          .where('disconnected_at', '<', cutoff);
+        await trx.deleteFrom('tunnels').where('client_id', 'in', stale).execute();
+        const result = await trx
+          .deleteFrom('clients')
+          .where('connection_state', '=', 'disconnected')
+          .where('disconnected_at', '<', cutoff)
+          .executeTakeFirst();
+        return Number(result.numDeletedRows);
+      }),
+    );
   }
 }

@@ -56,7 +56,7 @@ function toJob(row: Selectable<JobsTable>): Job {
   };
 }
 
-/** Jobs in the `jobs` table (migration 003_jobs); times are epoch milliseconds. */
+/** Jobs in the `jobs` table (migration 004_jobs); times are epoch milliseconds. */
 export class SqlJobRepository implements JobRepository {
   constructor(private readonly database: Database) {}
 

@@ -51,7 +51,33 @@ const MIGRATIONS: readonly SchemaMigration[] = [
     },
   },
   {
-    name: '003_jobs',
+    name: '003_tunnels',
+    async up(db, engine) {
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('tunnels')
+          .addColumn('client_id', 'varchar(100)', (col) => col.notNull())
+          .addColumn('id', 'integer', (col) => col.notNull())
+          .addColumn('lhost', 'varchar(255)', (col) => col.notNull())
+          .addColumn('lport', 'integer', (col) => col.notNull())
+          .addColumn('lport_random', 'smallint', (col) => col.notNull())
+          .addColumn('rhost', 'varchar(255)', (col) => col.notNull())
+          .addColumn('rport', 'integer', (col) => col.notNull())
+          .addColumn('acl', 'text')
+          .addColumn('idle_timeout_minutes', 'integer', (col) => col.notNull())
+          .addColumn('auto_close_ms', 'bigint')
+          .addColumn('close_at', 'bigint')
+          .addColumn('scheme', 'varchar(15)')
+          .addColumn('owner', 'varchar(150)', (col) => col.notNull())
+          .addColumn('api_host', 'varchar(255)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addPrimaryKeyConstraint('tunnels_pkey', ['client_id', 'id']),
+      ).execute();
+    },
+  },
+  {
+    name: '004_jobs',
     async up(db, engine) {
       // MySQL's TEXT holds 64 KiB and MEDIUMTEXT 16 MiB; output up to send_back_limit (4 MiB by default) may grow
       // when undecodable bytes become U+FFFD, so output columns are LONGTEXT there.

@@ -70,7 +70,7 @@ export interface StorageSchema {
   clients: ClientsTable;
 }
 
-/** Command and script jobs (migration 003_jobs). Flags are 0/1 integers; times epoch milliseconds. */
+/** Command and script jobs (migration 004_jobs). Flags are 0/1 integers; times epoch milliseconds. */
 export interface JobsTable {
   jid: string;
   client_id: string;
@@ -98,4 +98,31 @@ export interface JobsTable {
 
 export interface StorageSchema {
   jobs: JobsTable;
+}
+
+/** BIGINT that may be NULL (PostgreSQL returns BIGINT as a string). */
+type NullableEpochMillis = ColumnType<number | string | null, number | null, number | null>;
+
+/** Stored tunnel definitions (migration 003_tunnels), one row per tunnel, keyed by client and per-client id. */
+export interface TunnelsTable {
+  client_id: string;
+  id: number;
+  lhost: string;
+  lport: number;
+  /** 1: the port was picked from the pool; 0: the caller asked for it. */
+  lport_random: number;
+  rhost: string;
+  rport: number;
+  acl: string | null;
+  idle_timeout_minutes: number;
+  auto_close_ms: NullableEpochMillis;
+  close_at: NullableEpochMillis;
+  scheme: string | null;
+  owner: string;
+  api_host: string;
+  created_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  tunnels: TunnelsTable;
 }

@@ -11,6 +11,8 @@ import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { SqlJobRepository } from '../../src/storage/job-repository.js';
 import { parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
+import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
+import type { StoredTunnel } from '../../src/core/tunnels/ports.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
 
@@ -62,7 +64,12 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           .selectFrom('svcd_migrations')
           .select('name')
           .execute();
-        expect(rows.map((r) => r.name)).toEqual(['001_api_sessions', '002_clients', '003_jobs']);
+        expect(rows.map((r) => r.name)).toEqual([
+          '001_api_sessions',
+          '002_clients',
+          '003_tunnels',
+          '004_jobs',
+        ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
         await again.close();
@@ -537,6 +544,101 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const page = await jobs.list('list-1', parseListQuery({ 'page[limit]': '2' }, JOB_LIST));
       expect(page).toMatchObject({ count: 3 });
       expect(page.data.map((j) => j.jid)).toEqual([c.jid, b.jid]);
+    });
+  });
+
+  describe('tunnel definitions', () => {
+    const tunnel = (clientId: string, id: number, overrides: Partial<StoredTunnel> = {}): StoredTunnel => ({
+      clientId,
+      id,
+      lhost: '0.0.0.0',
+      lport: 20_000 + id,
+      lportRandom: true,
+      rhost: '127.0.0.1',
+      rport: 22,
+      acl: null,
+      idleTimeoutMinutes: 5,
+      autoCloseMs: null,
+      closeAt: null,
+      scheme: null,
+      owner: 'admin',
+      apiHost: 'svc.example.org',
+      createdAt: 1_700_000_000_123,
+      ...overrides,
+    });
+    const saveClient = (clients: SqlClientRepository, id: string, disconnectedAt: number | null) =>
+      clients.save({
+        id,
+        clientAuthId: 'auth',
+        connectionState: disconnectedAt === null ? 'connected' : 'disconnected',
+        disconnectedAt,
+        details: {},
+      });
+
+    it("stores every field, lists a client's tunnels by id, updates the port, deletes one", async () => {
+      const tunnels = new SqlTunnelRepository(database);
+      // Beyond 2^32 ms and 2038 and 31 days of milliseconds: BIGINT on every engine.
+      const full = tunnel('t-full', 2, {
+        lhost: '2001:db8::1',
+        lport: 65535,
+        lportRandom: false,
+        rhost: 'db.internal.example.org',
+        rport: 5432,
+        acl: '10.0.0.0/8,2001:db8::/32',
+        idleTimeoutMinutes: 10_080,
+        autoCloseMs: 31 * 86_400_000,
+        closeAt: 4_102_444_800_123,
+        scheme: 'fifteen-chars-x',
+        owner: 'Zoë 用户 😀',
+      });
+      await tunnels.insert(full);
+      await tunnels.insert(tunnel('t-full', 1));
+      await tunnels.insert(tunnel('t-other', 1, { lport: 30_000 }));
+      expect(await tunnels.listByClient('t-full')).toEqual([tunnel('t-full', 1), full]);
+      expect(await tunnels.listByClient('t-none')).toEqual([]);
+
+      await tunnels.updatePort('t-full', 1, 20_500);
+      expect((await tunnels.listByClient('t-full'))[0]?.lport).toBe(20_500);
+      expect((await tunnels.listByClient('t-other'))[0]?.lport).toBe(30_000);
+      const ports = (await tunnels.listPorts()).filter((p) => p.clientId.startsWith('t-'));
+      expect(ports.sort((a, b) => a.lport - b.lport)).toEqual([
+        { clientId: 't-full', id: 1, lport: 20_500 },
+        { clientId: 't-other', id: 1, lport: 30_000 },
+        { clientId: 't-full', id: 2, lport: 65_535 },
+      ]);
+
+      expect(await tunnels.delete('t-full', 1)).toBe(true);
+      expect(await tunnels.delete('t-full', 1)).toBe(false);
+      expect(await tunnels.listByClient('t-full')).toEqual([full]);
+      expect(await tunnels.listByClient('t-other')).toHaveLength(1);
+    });
+
+    it('refuses a second tunnel with the same client and id', async () => {
+      const tunnels = new SqlTunnelRepository(database);
+      await tunnels.insert(tunnel('t-dup', 1));
+      await expect(tunnels.insert(tunnel('t-dup', 1, { rport: 23 }))).rejects.toThrow();
+      expect(await tunnels.listByClient('t-dup')).toEqual([tunnel('t-dup', 1)]);
+    });
+
+    it('go with their client: delete and the purge of disconnected clients', async () => {
+      const clients = new SqlClientRepository(database);
+      const tunnels = new SqlTunnelRepository(database);
+      await saveClient(clients, 'p-deleted', 1_000);
+      await saveClient(clients, 'p-stale', 1_000);
+      await saveClient(clients, 'p-recent', 5_000);
+      await saveClient(clients, 'p-connected', null);
+      for (const id of ['p-deleted', 'p-stale', 'p-recent', 'p-connected']) {
+        await tunnels.insert(tunnel(id, 1));
+        await tunnels.insert(tunnel(id, 2));
+      }
+      expect(await clients.delete('p-deleted')).toBe(true);
+      expect(await tunnels.listByClient('p-deleted')).toEqual([]);
+      expect(await tunnels.listByClient('p-stale')).toHaveLength(2);
+
+      expect(await clients.deleteDisconnectedBefore(2_000)).toBe(1);
+      expect(await tunnels.listByClient('p-stale')).toEqual([]);
+      expect(await tunnels.listByClient('p-recent')).toHaveLength(2);
+      expect(await tunnels.listByClient('p-connected')).toHaveLength(2);
     });
   });
 });

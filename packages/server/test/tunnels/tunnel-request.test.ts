@@ -22,6 +22,7 @@ describe('parseTunnelRequest', () => {
       idleTimeoutMinutes: 5,
       autoCloseMs: undefined,
       checkPort: true,
+      scheme: 'ssh',
     });
   });
 
@@ -33,6 +34,7 @@ describe('parseTunnelRequest', () => {
       'idle-timeout-minutes': '0',
       'auto-close': '2h30m',
       check_port: '0',
+      scheme: 'postgres',
     });
     expect(request).toMatchObject({
       remote: { host: 'db.internal', port: 5432 },
@@ -41,7 +43,27 @@ describe('parseTunnelRequest', () => {
       idleTimeoutMinutes: 0,
       autoCloseMs: 9_000_000,
       checkPort: false,
+      scheme: 'postgres',
     });
+  });
+
+  test('scheme: free text up to 15 characters; empty = none; absent = from a well-known remote port', () => {
+    expect(parse({ remote: '22', scheme: 'fifteen-chars-x' }).scheme).toBe('fifteen-chars-x');
+    expect(parse({ remote: '22', scheme: '' }).scheme).toBeNull();
+    expect(parse({ remote: '8080', scheme: 'http' }).scheme).toBe('http');
+    const derived = [22, 80, 443, 3389, 5900, 8080].map((port) => parse({ remote: String(port) }).scheme);
+    expect(derived).toEqual(['ssh', 'http', 'https', 'rdp', 'vnc', null]);
+  });
+
+  test('a scheme over 15 characters is ERR_URI_SCHEME_TOO_LONG', () => {
+    expect(problems({ remote: '22', scheme: 'sixteen-chars-xx' })).toEqual([
+      {
+        code: 'ERR_URI_SCHEME_TOO_LONG',
+        title: 'Invalid URI scheme: scheme exceeds the max length of 15 characters',
+        detail: expect.stringContaining('got 16 characters'),
+      },
+    ]);
+    expect(problems({ remote: '22', scheme: ['ssh', 'rdp'] })[0]?.title).toBe('scheme must be given once');
   });
 
   test('IPv6 hosts in brackets; a bare local port listens on 0.0.0.0', () => {

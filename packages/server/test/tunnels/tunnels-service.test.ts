@@ -1,5 +1,8 @@
-/** The tunnel service's bookkeeping with a scripted agent: races, re-opens, expiry, error mapping. */
-import { describe, expect, test, vi } from 'vitest';
+/**
+ * The tunnel service's bookkeeping with a scripted agent and a real (in-memory SQLite) tunnel store: races,
+ * re-opens, restarts, expiry, error mapping.
+ */
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ClientRegistry, type LiveConnection } from '../../src/core/clients/client-registry.js';
 import type { ClientRepository, StoredClient } from '../../src/core/clients/ports.js';
 import { PortPool } from '../../src/core/tunnels/port-pool.js';
@@ -15,6 +18,8 @@ import {
 import { parseTunnelRequest } from '../../src/core/tunnels/tunnel-request.js';
 import { TunnelsService } from '../../src/core/tunnels/tunnels-service.js';
 import type { UserRecord } from '../../src/core/users/user-store.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
+import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
 import { makeHello } from '../../../../test-support/agent-client.js';
 
 class MemoryRepository implements ClientRepository {
@@ -76,22 +81,53 @@ class FakeAgent implements TunnelAgent {
   }
 }
 
-function setup(options: { used?: string[]; now?: () => Date } = {}) {
+const databases: Database[] = [];
+afterEach(async () => {
+  for (const database of databases.splice(0)) await database.close();
+});
+
+async function memoryDatabase(): Promise<Database> {
+  const settings = {
+    db_type: 'sqlite',
+    db_name: ':memory:',
+    db_host: '',
+    db_user: '',
+    db_password: '',
+  } as const;
+  const database = await openDatabase(settings, { dataDir: '/nonexistent' });
+  databases.push(database);
+  return database;
+}
+
+interface SetupOptions {
+  used?: string[];
+  now?: () => Date;
+  /** The database of an earlier "process" (a restart); a fresh one by default. */
+  database?: Database;
+  publicHost?: string;
+}
+
+async function setup(options: SetupOptions = {}) {
+  const database = options.database ?? (await memoryDatabase());
+  const repository = new SqlTunnelRepository(database);
+  const now = options.now ?? (() => new Date());
   const registry = new ClientRegistry(
     new MemoryRepository(),
-    { now: options.now ?? (() => new Date()) },
+    { now },
     { info: () => undefined, warn: () => undefined },
   );
   const log = { info: vi.fn(), warn: vi.fn() };
   const service = new TunnelsService(
     registry,
+    repository,
     {
       pool: new PortPool(options.used ?? ['5000-5002'], []),
       checkPortTimeoutMs: 1000,
       minuteMs: 60_000,
+      publicHost: options.publicHost,
       random: () => 0,
     },
-    { now: options.now ?? (() => new Date()) },
+    { now },
     log,
   );
   const connect = (id = 'c1', session = 's1') => {
@@ -104,8 +140,13 @@ function setup(options: { used?: string[]; now?: () => Date } = {}) {
     return { agent, connection };
   };
   const open = (query: Record<string, string>, id = 'c1') =>
-    service.open(USER, id, parseTunnelRequest({ check_port: 'false', ...query }));
-  return { registry, service, connect, open, log };
+    service.open(USER, id, parseTunnelRequest({ check_port: 'false', ...query }), 'api.example.org');
+  /** The open tunnels shown in the client record, once the re-opening after a connect has finished. */
+  const shown = async (id: string, ids: string[]) => {
+    await vi.waitFor(() => expect(registry.get(id)?.tunnels.map((t) => t.id)).toEqual(ids));
+    return registry.get(id)?.tunnels ?? [];
+  };
+  return { database, repository, registry, service, connect, open, shown, log };
 }
 
 const codeOf = (promise: Promise<unknown>) =>
@@ -116,7 +157,7 @@ const codeOf = (promise: Promise<unknown>) =>
 
 describe('TunnelsService', () => {
   test('opens on the first free pool port, shows the tunnel in the record, deletes it', async () => {
-    const { registry, service, connect, open } = setup();
+    const { registry, service, connect, open } = await setup();
     const { agent } = connect();
     agent.busy.add(5000);
     const tunnel = await open({ remote: '22', acl: '10.0.0.0/8', 'auto-close': '90s' });
@@ -131,7 +172,7 @@ describe('TunnelsService', () => {
   });
 
   test('every pool port busy: 409 ERR_NO_FREE_PORT and the agent registration is undone', async () => {
-    const { connect, open } = setup();
+    const { connect, open } = await setup();
     const { agent } = connect();
     for (const port of [5000, 5001, 5002]) agent.busy.add(port);
     expect(await codeOf(open({ remote: '22' }))).toBe('ERR_NO_FREE_PORT');
@@ -139,7 +180,7 @@ describe('TunnelsService', () => {
   });
 
   test('explicit ports: outside the pool 400, taken by a tunnel or the machine 409', async () => {
-    const { connect, open } = setup();
+    const { connect, open } = await setup();
     const { agent } = connect();
     expect(await codeOf(open({ remote: '22', local: '4999' }))).toBe('ERR_LOCAL_PORT_NOT_ALLOWED');
     await open({ remote: '22', local: '5002' });
@@ -149,7 +190,7 @@ describe('TunnelsService', () => {
   });
 
   test('agent answers map to 409s; unknown and disconnected clients to 404s', async () => {
-    const { registry, connect, open } = setup();
+    const { registry, connect, open } = await setup();
     expect(await codeOf(open({ remote: '22' }, 'ghost'))).toBe('ERR_CLIENT_NOT_FOUND');
     const { agent, connection } = connect();
     agent.allowedAnswer = false;
@@ -166,7 +207,7 @@ describe('TunnelsService', () => {
   });
 
   test('a client that disconnects while its tunnel is being opened gets no listener', async () => {
-    const { registry, service, connect, open } = setup();
+    const { registry, service, connect, open } = await setup();
     const { agent, connection } = connect();
     let release: (() => void) | undefined;
     agent.beforeForward = () => new Promise((resolve) => (release = resolve));
@@ -180,7 +221,7 @@ describe('TunnelsService', () => {
   });
 
   test('busy tunnels need force; an expiry removes the tunnel and tells the agent', async () => {
-    const { registry, service, connect, open, log } = setup();
+    const { registry, service, connect, open, log } = await setup();
     const { agent } = connect();
     const first = await open({ remote: '22' });
     const second = await open({ remote: '23' });
@@ -198,9 +239,9 @@ describe('TunnelsService', () => {
     );
   });
 
-  test('reconnect: same ports, another pool port when taken, explicit ones dropped, auto-closed ones gone', async () => {
+  test('reconnect: same ports, another pool port when taken, explicit ones kept for later, auto-closed ones gone', async () => {
     let now = 1_000_000;
-    const { registry, service, connect, open, log } = setup({
+    const { registry, repository, service, connect, open, shown, log } = await setup({
       used: ['5000-5005'],
       now: () => new Date(now),
     });
@@ -213,31 +254,112 @@ describe('TunnelsService', () => {
     expect(first.agent.handles.every((h) => h.closed)).toBe(true);
     expect(registry.get('c1')?.tunnels).toEqual([]);
     now += 120_000;
+    const attach = (session: string, agent: FakeAgent) => {
+      const connection = { sessionId: session, close: () => undefined, tunnels: agent };
+      registry.attach(connection, makeHello({ client_id: 'c1', session_id: session }), {
+        clientAuthId: 'a',
+        address: 'x',
+      });
+      return connection;
+    };
     const second = new FakeAgent();
     second.busy.add(Number(b.lport));
     second.busy.add(5005);
-    registry.attach(
-      { sessionId: 's2', close: () => undefined, tunnels: second },
-      makeHello({ client_id: 'c1', session_id: 's2' }),
-      {
-        clientAuthId: 'a',
-        address: 'x',
-      },
-    );
-    await vi.waitFor(() => expect(registry.get('c1')?.tunnels.map((t) => t.id)).toEqual([a.id, b.id]));
-    const [again, moved] = registry.get('c1')?.tunnels ?? [];
+    const secondConnection = attach('s2', second);
+    const [again, moved] = await shown('c1', [a.id, b.id]);
     expect(again).toEqual(a);
     expect(moved?.lport).not.toBe(b.lport);
     expect(service.handles('c1').map((h) => h.id)).toEqual([a.id, b.id]);
     expect(log.warn).toHaveBeenCalledWith(
       expect.objectContaining({ client_id: 'c1', tunnel: expect.objectContaining({ id: c.id }) }),
-      'tunnel could not be re-opened after the client reconnected; removed',
+      'tunnel could not be re-opened after the client reconnected; kept, tried again at the next reconnect',
     );
     expect(log.info).toHaveBeenCalledWith(
       { client_id: 'c1', tunnel_id: d.id },
       'tunnel auto-closed while the client was away',
     );
-    // The ids go on from where they were.
+    await service.closeAll();
+    const stored = await repository.listByClient('c1');
+    expect(stored.map((t) => [String(t.id), String(t.lport)])).toEqual([
+      [a.id, a.lport],
+      [b.id, moved?.lport],
+      [c.id, '5005'],
+    ]);
+    // The ids go on from where they were; the kept tunnel still counts as a duplicate.
+    registry.detach('c1', secondConnection);
+    const third = new FakeAgent();
+    attach('s3', third);
+    const all = await shown('c1', [a.id, b.id, c.id]);
+    expect(all[2]).toEqual(c);
+    expect(await codeOf(open({ remote: '24', local: '5004' }))).toBe('ERR_TUNNEL_EXISTS');
     expect((await open({ remote: '26' })).id).toBe('5');
+  });
+
+  test('restart: a new service on the same database re-creates the tunnels with their ids, ports and urls', async () => {
+    const before = await setup({ used: ['5000-5009'] });
+    before.connect();
+    const a = await before.open({ remote: '22', acl: '10.0.0.0/8', 'auto-close': '1h' });
+    const b = await before.open({ remote: '127.0.0.1:3389', local: '127.0.0.1:5007', scheme: '' });
+    const c = await before.open({ remote: '8443', scheme: 'https', 'idle-timeout-minutes': '3' });
+    expect(a).toMatchObject({ scheme: 'ssh', tunnel_url: `ssh://api.example.org:${a.lport}` });
+    expect(b).toMatchObject({ scheme: null, tunnel_url: null, lhost: '127.0.0.1', lport: '5007' });
+    expect(c).toMatchObject({ scheme: 'https', tunnel_url: `https://api.example.org:${c.lport}` });
+    await before.service.closeAll();
+
+    const after = await setup({ used: ['5000-5009'], database: before.database });
+    // Another client connecting first gets none of the stored ports.
+    const other = after.connect('c2', 's9');
+    const fresh = await after.open({ remote: '22' }, 'c2');
+    expect([a.lport, b.lport, c.lport]).not.toContain(fresh.lport);
+    const kept = await codeOf(after.open({ remote: '23', local: b.lport }, 'c2'));
+    expect(kept).toBe('ERR_LOCAL_PORT_IN_USE');
+    expect(other.agent.listens.map((l) => l.port)).toEqual([Number(fresh.lport)]);
+
+    const { agent } = after.connect();
+    expect(await after.shown('c1', ['1', '2', '3'])).toEqual([a, b, c]);
+    expect(agent.listens.map((l) => [l.tunnelId, l.host, l.port, l.closeAt])).toEqual([
+      ['1', '0.0.0.0', Number(a.lport), Date.parse(a.created_at) + 3_600_000],
+      ['2', '127.0.0.1', 5007, undefined],
+      ['3', '0.0.0.0', Number(c.lport), undefined],
+    ]);
+    expect(agent.listens[2]?.idleMs).toBe(3 * 60_000);
+    expect(agent.listens[0]?.acl?.text).toBe('10.0.0.0/8');
+    expect(agent.forwards).toEqual(['+127.0.0.1:22', '+127.0.0.1:3389', '+127.0.0.1:8443']);
+    expect((await after.open({ remote: '24' })).id).toBe('4');
+  });
+
+  test('tunnel_url: a specific lhost, else the configured public host, else the host the API was reached by', async () => {
+    const { connect, open } = await setup({ used: ['5000-5009'], publicHost: 'svc.example.com' });
+    connect();
+    expect(await open({ remote: '5900' })).toMatchObject({
+      scheme: 'vnc',
+      tunnel_url: expect.stringMatching(/^vnc:\/\/svc\.example\.com:500\d$/),
+    });
+    expect(await open({ remote: '80', local: '[::1]:5008' })).toMatchObject({
+      scheme: 'http',
+      tunnel_url: 'http://[::1]:5008',
+    });
+    expect(await open({ remote: '81', local: '0.0.0.0:5009', scheme: 'my-app' })).toMatchObject({
+      scheme: 'my-app',
+      tunnel_url: 'my-app://svc.example.com:5009',
+    });
+    expect(await open({ remote: '82' })).toMatchObject({ scheme: null, tunnel_url: null });
+  });
+
+  test('DELETE and the expiries delete the stored definition; a tunnel of a client that is away can be deleted', async () => {
+    const { registry, repository, service, connect, open } = await setup();
+    const { agent, connection } = connect();
+    const a = await open({ remote: '22' });
+    const b = await open({ remote: '23' });
+    const c = await open({ remote: '24' });
+    await service.delete(USER, 'c1', a.id, false);
+    agent.expire[1]?.('idle timeout');
+    await vi.waitFor(async () => expect((await repository.listByClient('c1')).map((t) => t.id)).toEqual([3]));
+    registry.detach('c1', connection);
+    expect(await codeOf(service.delete(USER, 'c1', b.id, false))).toBe('ERR_TUNNEL_NOT_FOUND');
+    expect(await codeOf(service.delete(USER, 'c1', 'x', false))).toBe('ERR_TUNNEL_NOT_FOUND');
+    await service.delete(USER, 'c1', c.id, false);
+    expect(await repository.listByClient('c1')).toEqual([]);
+    expect(await codeOf(service.delete(USER, 'c9', '1', false))).toBe('ERR_CLIENT_NOT_FOUND');
   });
 });

@@ -1,24 +1,9 @@
-import type { FactsUpdate, Hello, SystemFacts } from '@svc/protocol';
+import type { FactsUpdate, Hello, SystemFacts, TunnelData } from '@svc/protocol';
 
 export type ConnectionState = 'connected' | 'disconnected';
 
-/** An open tunnel of a client: the spec 2.12 fields (ports are strings) and how it was opened. */
-export interface ClientTunnel {
-  /** Per-client counter: "1", "2", ... */
-  id: string;
-  lhost: string;
-  lport: string;
-  rhost: string;
-  rport: string;
-  /** Addresses and CIDRs allowed to connect, comma-separated; null = anyone. */
-  acl: string | null;
-  /** 0 = never. */
-  idle_timeout_minutes: number;
-  /** Seconds after creation at which the tunnel closes; null = never. */
-  auto_close: number | null;
-  /** RFC 3339. */
-  created_at: string;
-}
+/** An open tunnel of a client as the API shows it (one schema, in protocol). */
+export type ClientTunnel = TunnelData;
 
 /** One element of GET /clients: the spec 2.12 fields plus connection state, labels and the credential used. */
 export interface ClientRecord extends SystemFacts {

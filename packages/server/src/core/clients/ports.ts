@@ -24,8 +24,9 @@ export interface ClientRepository {
   markAllDisconnected(at: number): Promise<void>;
   /** Marks these rows disconnected at `at` in one go (shutdown: this node's clients). */
   markDisconnected(ids: readonly string[], at: number): Promise<void>;
+  /** Deletes the row and what is stored for the client (its tunnel definitions) at once. */
   delete(id: string): Promise<boolean>;
-  /** Deletes disconnected rows with disconnected_at before `cutoff`; returns how many. */
+  /** Deletes disconnected rows with disconnected_at before `cutoff` (as `delete` does); returns how many. */
   deleteDisconnectedBefore(cutoff: number): Promise<number>;
 }
 

@@ -67,3 +67,52 @@ export interface TunnelAgent {
   /** Listens on this server and relays each accepted connection to the target through the agent. */
   listen(spec: ListenSpec, onExpired: (reason: ExpiryReason) => void): Promise<TunnelHandle>;
 }
+
+/** A tunnel definition as stored: what re-creates it when its client returns, after a restart or on another node. */
+export interface StoredTunnel {
+  clientId: string;
+  /** Per-client counter. */
+  id: number;
+  lhost: string;
+  /** The port it listened on last. */
+  lport: number;
+  /** The port was picked from the pool (may move to another pool port); false: the caller asked for it. */
+  lportRandom: boolean;
+  rhost: string;
+  rport: number;
+  acl: string | null;
+  /** 0 = never. */
+  idleTimeoutMinutes: number;
+  /** The requested auto-close duration; null = never. */
+  autoCloseMs: number | null;
+  /** Epoch milliseconds of the auto-close (creation + duration), so a restart does not extend it; null = never. */
+  closeAt: number | null;
+  scheme: string | null;
+  /** Username of the creator. */
+  owner: string;
+  /** The host name the creator reached the API by (for tunnel_url). */
+  apiHost: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/** A stored tunnel's listen port. */
+export interface StoredPort {
+  clientId: string;
+  id: number;
+  lport: number;
+}
+
+/**
+ * The stored tunnel definitions: the truth for which tunnels should exist. The live listeners are the business
+ * of the node holding the client's connection. A client's definitions go when the client record is deleted.
+ */
+export interface TunnelRepository {
+  listByClient(clientId: string): Promise<StoredTunnel[]>;
+  /** The listen ports of every stored tunnel, so new tunnels leave them to the tunnels that will want them back. */
+  listPorts(): Promise<StoredPort[]>;
+  insert(tunnel: StoredTunnel): Promise<void>;
+  /** Records the pool port a tunnel moved to. */
+  updatePort(clientId: string, id: number, lport: number): Promise<void>;
+  delete(clientId: string, id: number): Promise<boolean>;
+}

@@ -13,12 +13,14 @@ export const tunnelErrors = {
     ),
   gone: (clientId: string) =>
     tunnelErrors.notConnected(clientId, 'the client disconnected while the tunnel was being opened'),
-  exists: (target: TunnelTarget) =>
+  exists: (target: TunnelTarget, id: string | undefined) =>
     new AppError(
       'conflict',
       ERROR_CODES.tunnelExists,
       `A tunnel to ${target.host}:${target.port} with the same acl already exists`,
-      'delete it first or give another acl',
+      id === undefined
+        ? 'another request is opening it; give another acl for a second tunnel'
+        : `it is tunnel ${id}; delete it first or give another acl`,
     ),
   notFound: (clientId: string, tunnelId: string) =>
     new AppError(
@@ -46,6 +48,14 @@ export const tunnelErrors = {
       ERROR_CODES.localPortInUse,
       `Local port ${port} is already in use`,
       'leave local out to get a free port',
+    ),
+  portKept: (port: number, holder: { clientId: string; id: number }) =>
+    new AppError(
+      'conflict',
+      ERROR_CODES.localPortInUse,
+      `Local port ${port} is already in use`,
+      `stored tunnel ${holder.id} of client '${holder.clientId}' gets it back when its client reconnects; ` +
+        'leave local out to get a free port',
     ),
   noFreePort: (pool: PortPool, attempts: number) =>
     new AppError(

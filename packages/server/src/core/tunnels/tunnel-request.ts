@@ -1,6 +1,7 @@
-import { AppError, ERROR_CODES, type ErrorItem } from '@svc/protocol';
+import { AppError, ERROR_CODES, MAX_TUNNEL_SCHEME_LENGTH, type ErrorItem } from '@svc/protocol';
 import { parseAcl, type Acl } from './acl.js';
 import { parseIp } from './ip-address.js';
+import { schemeForPort } from './tunnel-url.js';
 
 export interface Endpoint {
   host: string;
@@ -19,6 +20,8 @@ export interface TunnelRequest {
   /** Undefined = never. */
   autoCloseMs: number | undefined;
   checkPort: boolean;
+  /** URI scheme of the service behind the tunnel (ssh, rdp, ...); null = none. */
+  scheme: string | null;
 }
 
 export const DEFAULT_REMOTE_HOST = '127.0.0.1';
@@ -35,6 +38,7 @@ const PARAMS = [
   'skip-idle-timeout',
   'auto-close',
   'check_port',
+  'scheme',
 ];
 
 const HOSTNAME =
@@ -157,6 +161,22 @@ function autoClose(text: string | undefined, problems: Problems): number | undef
   return ms === 0 ? undefined : ms;
 }
 
+/**
+ * `scheme`: free text up to 15 characters; empty = none; absent = the scheme of a well-known target port
+ * (22 ssh, 80 http, 443 https, 3389 rdp, 5900 vnc), else none.
+ */
+function scheme(text: string | undefined, remote: Endpoint | undefined, problems: Problems): string | null {
+  if (text === undefined) return remote ? schemeForPort(remote.port) : null;
+  if (text === '') return null;
+  if (text.length <= MAX_TUNNEL_SCHEME_LENGTH) return text;
+  problems.add(
+    `Invalid URI scheme: scheme exceeds the max length of ${MAX_TUNNEL_SCHEME_LENGTH} characters`,
+    `got ${text.length} characters; give a short name such as ssh, rdp, vnc, http or https, or leave it empty`,
+    ERROR_CODES.uriSchemeTooLong,
+  );
+  return null;
+}
+
 /** Reads the query of `PUT /clients/{id}/tunnels`; a 400 lists every problem, each naming its parameter. */
 export function parseTunnelRequest(raw: Record<string, unknown>): TunnelRequest {
   const problems = new Problems();
@@ -190,6 +210,7 @@ export function parseTunnelRequest(raw: Record<string, unknown>): TunnelRequest 
     idleTimeoutMinutes: idleTimeout(query, problems),
     autoCloseMs: autoClose(query['auto-close'], problems),
     checkPort: flag('check_port', query.check_port, true, problems),
+    scheme: scheme(query.scheme, remote, problems),
   };
   const [first, ...rest] = problems.items;
   if (first) throw new AppError('invalid', first.code, first.title, first.detail, rest);
