@@ -93,8 +93,10 @@ describe('the handshake limit on the agent listener', () => {
 
     const refused = await silentSocket(server.url);
     expect(refused.status).toBe(503);
-    expect(logsWith(server, 'agent connection refused: too many handshakes').at(-1)).toMatchObject({
-      reason: 'queue_full',
+    expect(logsWith(server, 'agent connection refused').at(-1)).toMatchObject({
+      status: 503,
+      code: 'ERR_SERVER_BUSY',
+      reason: expect.stringContaining('queue_full'),
     });
 
     await closed;

@@ -1,0 +1,45 @@
+import type { Logger } from '@svc/platform';
+import { LogThrottle } from '../core/log-throttle.js';
+import type { RawError } from '../http/raw-reply.js';
+
+const INTERVAL_MS = 60_000;
+/** Addresses remembered at once (~100 bytes each); beyond, the one remembered longest is forgotten. */
+const MAX_ADDRESSES = 10_000;
+
+/**
+ * Logs refused agent connections (wrong subprotocol, not a WebSocket, too slow, queue full...) with the address
+ * and the reason, at most once per address and minute: an agent of another kind retrying every few seconds is
+ * reported, not repeated. Each line counts the refusals of that address held back since the line before.
+ */
+export class RefusalLog {
+  private readonly perAddress = new LogThrottle(INTERVAL_MS, MAX_ADDRESSES);
+  private readonly overCapThrottle = new LogThrottle(INTERVAL_MS, 1);
+
+  constructor(private readonly log: Logger) {}
+
+  refused(ip: string | undefined, error: RawError): void {
+    const address = ip ?? 'unknown';
+    const heldBack = this.perAddress.admit(address);
+    if (heldBack === undefined) return;
+    this.log.warn(
+      {
+        ip: address,
+        status: error.status,
+        code: error.code,
+        reason: error.detail ? `${error.title} (${error.detail})` : error.title,
+        refused_before: heldBack,
+      },
+      'agent connection refused',
+    );
+  }
+
+  /** A connection closed unread because `[server] max_connections` are open. */
+  overCap(maxConnections: number): void {
+    const heldBack = this.overCapThrottle.admit('cap');
+    if (heldBack === undefined) return;
+    this.log.warn(
+      { max_connections: maxConnections, refused_before: heldBack },
+      'agent connection refused: [server] max_connections are open',
+    );
+  }
+}
