@@ -332,7 +332,9 @@ const apiSection = z
       .describe('Largest accepted API request body, in bytes.'),
     read_header_timeout: listenerTimeout
       .prefault('10s')
-      .describe('Time a client has to send the request line and headers; a slower request gets 408 and is closed.'),
+      .describe(
+        'Time a client has to send the request line and headers; a slower request gets 408 and is closed.',
+      ),
     read_timeout: listenerTimeout
       .prefault('30s')
       .describe(

@@ -59,7 +59,8 @@ const BUSY: RawError = {
 
 /** The agent must ask for our subprotocol; another `svc-*` version is refused with a message saying so. */
 function protocolProblem(req: IncomingMessage): RawError | undefined {
-  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || req.method !== 'GET') return UPGRADE_REQUIRED;
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || req.method !== 'GET')
+    return UPGRADE_REQUIRED;
   const offered = (req.headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((p) => p.trim())
@@ -101,7 +102,11 @@ export async function startClientListener(options: ClientListenerOptions): Promi
   });
   // Requests ws itself finds malformed (e.g. a bad Sec-WebSocket-Key) are answered here, in our shape.
   wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
-    const error = { status: 400, code: ERROR_CODES.malformedHttp, title: `Invalid WebSocket upgrade: ${err.message}` };
+    const error = {
+      status: 400,
+      code: ERROR_CODES.malformedHttp,
+      title: `Invalid WebSocket upgrade: ${err.message}`,
+    };
     refuse(socket, req.socket.remoteAddress, error);
   });
   const server: Server = createServer(

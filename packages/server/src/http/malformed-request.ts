@@ -15,7 +15,12 @@ export interface TimeoutHint {
 /** Node's HTTP client errors as ours: 408 for a slow request, 431 for oversized headers, 400 for the rest. */
 export function malformedRequestError(err: ClientError, hint: TimeoutHint): AppError {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return new AppError('timeout', ERROR_CODES.requestTimeout, 'The request did not arrive in time', hint.timeoutDetail);
+    return new AppError(
+      'timeout',
+      ERROR_CODES.requestTimeout,
+      'The request did not arrive in time',
+      hint.timeoutDetail,
+    );
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     return new AppError(
       'headers_too_large',

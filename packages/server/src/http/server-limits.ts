@@ -20,9 +20,13 @@ export interface ListenerLimits {
 export const timeoutCheckIntervalMs = (limits: ListenerLimits): number =>
   Math.max(10, Math.min(1000, Math.floor(Math.min(limits.headerTimeoutMs, limits.requestTimeoutMs) / 2)));
 
-/** Options for `http.createServer` that enforce the timeouts. */
+/**
+ * Options for `http.createServer` that enforce the timeouts. Node's own answer to a request without Host is an
+ * empty 400; turned off so that the listener can refuse it in its own shape (or, for agents, not care).
+ */
 export function listenerServerOptions(limits: ListenerLimits): ServerOptions {
   return {
+    requireHostHeader: false,
     headersTimeout: limits.headerTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.idleTimeoutMs,

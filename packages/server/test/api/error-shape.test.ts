@@ -47,6 +47,33 @@ describe('one error shape for everything the API answers', () => {
     expect(res.json.errors[0].detail).toMatch(/within 1s .*\[api\] read_header_timeout, read_timeout/);
   });
 
+  test('an HTTP/1.1 request without Host is 400 in our shape', async () => {
+    const res = await rawRequest(port, 'GET /api/v1/status HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expectErrorShape(res, 400, 'ERR_MALFORMED_HTTP');
+    expect(res.json.errors[0].title).toBe('Missing Host header');
+  });
+
+  test('assorted broken requests all get a 4xx in our shape, never a 5xx', async () => {
+    const broken: [string, number][] = [
+      ['GET / HTTP/9.9\r\nHost: x\r\n\r\n', 400],
+      ['G\u0000T /api/v1/status HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET /api/v1/sta\u007ftus HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n', 400],
+      ['POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400],
+      ['POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', 400],
+      [
+        'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n',
+        400,
+      ],
+      [`GET /api/v1/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
+    ];
+    for (const [request, status] of broken) {
+      const res = await rawRequest(port, request);
+      expect(res.status, JSON.stringify(request.slice(0, 60))).toBe(status);
+      expect(res.json.errors[0].code).toMatch(/^ERR_/);
+    }
+  });
+
   test('an unknown path is 404 ERR_ROUTE_NOT_FOUND', async () => {
     const res = await rawRequest(
       port,
