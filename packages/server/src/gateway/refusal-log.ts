@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '@svc/protocol';
 import type { Logger } from '@svc/platform';
 import { LogThrottle } from '../core/log-throttle.js';
 import type { RawError } from '../http/raw-reply.js';
@@ -5,6 +6,11 @@ import type { RawError } from '../http/raw-reply.js';
 const INTERVAL_MS = 60_000;
 /** Addresses remembered at once (~100 bytes each); beyond, the one remembered longest is forgotten. */
 const MAX_ADDRESSES = 10_000;
+/**
+ * Refusals of something that is trying to be an agent: an agent of another kind or version, or one turned away
+ * by a full handshake queue. The rest (plain HTTP, a slow or broken request) is mostly probes and scanners: info.
+ */
+const AGENT_REFUSALS = new Set<string>([ERROR_CODES.agentProtocol, ERROR_CODES.serverBusy]);
 
 /**
  * Logs refused agent connections (wrong subprotocol, not a WebSocket, too slow, queue full...) with the address
@@ -21,7 +27,8 @@ export class RefusalLog {
     const address = ip ?? 'unknown';
     const heldBack = this.perAddress.admit(address);
     if (heldBack === undefined) return;
-    this.log.warn(
+    const level = AGENT_REFUSALS.has(error.code) ? 'warn' : 'info';
+    this.log[level](
       {
         ip: address,
         status: error.status,

@@ -15,7 +15,8 @@ export function apiClientErrorHandler(limits: ListenerLimits, log: FastifyBaseLo
   };
   return (err: ClientError, socket: Socket): void => {
     const answered = answerClientError(err, socket, hint);
-    if (answered) log.debug({ ip: socket.remoteAddress, code: answered.code }, answered.message);
+    if (answered)
+      log.debug({ ip: socket.remoteAddress, code: answered.code, cause: err.code }, answered.message);
   };
 }
 

@@ -107,4 +107,20 @@ describe('the handshake limit on the agent listener', () => {
     );
     await agent.close();
   });
+
+  test('an upgrade waiting for a slot longer than upgrade_timeout is not dropped', async () => {
+    t = await startGatewayServer({
+      server: { max_concurrent_ssh_handshakes: 1, upgrade_timeout: '100ms' },
+      tuning: { handshakeTimeoutMs: 800 },
+    });
+    const server = t;
+    const stalled = await silentSocket(server.url);
+    expect(stalled.status).toBe(101);
+    const started = Date.now();
+    // Waits in the queue until the stalled handshake times out, eight times upgrade_timeout.
+    const agent = await connectClient(server.agent(), { client_id: 'patient' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(logsWith(server, 'agent connection refused')).toEqual([]);
+    await agent.close();
+  });
 });

@@ -56,7 +56,9 @@ describe('refused agent connections are answered and logged once per address and
       localAddress: '127.0.0.3',
     });
     expect(plain.status).toBe(426);
-    expect(refusalsOf(t, '127.0.0.3')).toMatchObject([{ status: 426, code: 'ERR_UPGRADE_REQUIRED' }]);
+    expect(refusalsOf(t, '127.0.0.3')).toMatchObject([
+      { level: 30, status: 426, code: 'ERR_UPGRADE_REQUIRED' },
+    ]);
 
     const badKey = await rawRequest(
       port,
