@@ -124,6 +124,8 @@ export async function startServer(
         : refuseAllClients,
       keepaliveIntervalMs: config.server.keepalive_interval,
       maxConcurrentHandshakes: config.server.max_concurrent_ssh_handshakes,
+      upgradeTimeoutMs: config.server.upgrade_timeout,
+      maxConnections: config.server.max_connections,
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
       log: logger,
@@ -183,6 +185,12 @@ export async function startServer(
         logger,
         logRequests: config.logging.log_level === 'debug',
         maxRequestBytes: config.api.max_request_bytes,
+        limits: {
+          headerTimeoutMs: config.api.read_header_timeout,
+          requestTimeoutMs: config.api.read_timeout,
+          idleTimeoutMs: config.api.idle_timeout,
+          maxConnections: config.api.max_connections,
+        },
       });
       opened.api = api;
       const { host, port } = splitHostPort(config.api.address);

@@ -90,6 +90,12 @@ const regexSource = z.string().refine((value) => {
   }
 }, 'expected a valid regular expression');
 
+/** Read and idle limits of a listener; Node's timers cannot go beyond ~24 days, and nothing here needs to. */
+const listenerTimeout = durationSchema.refine(
+  (ms) => ms >= 100 && ms <= 3_600_000,
+  'must be between 100ms and 1h',
+);
+
 // ---- cross-field rules --------------------------------------------------------------------------------
 
 type Section = Record<string, unknown>;
@@ -136,6 +142,14 @@ function serverRules(server: Section, report: Report): void {
 }
 
 function apiRules(api: Section, report: Report): void {
+  // Node refuses a header timeout longer than the whole-request timeout.
+  if (
+    typeof api.read_timeout === 'number' &&
+    typeof api.read_header_timeout === 'number' &&
+    api.read_timeout < api.read_header_timeout
+  ) {
+    report('read_timeout', 'must be at least read_header_timeout (the headers are part of the request)');
+  }
   const stores = presentKeys(api, USER_STORES);
   const storeList = 'auth, auth_file or auth_user_table';
   if (stores.length > 1) {
@@ -267,6 +281,20 @@ const serverSection = z
       .refine((ms) => ms > 0 && ms <= 60_000, 'must be between 1ms and 1m')
       .prefault('2s')
       .describe('How long the agent may take to check that a tunnel target accepts connections.'),
+    upgrade_timeout: listenerTimeout
+      .prefault('10s')
+      .describe(
+        'Time a new connection has to send its whole WebSocket upgrade request; a slower one gets 408 and is ' +
+          'closed. Connected agents are not affected.',
+      ),
+    max_connections: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        'Open connections on the agent listener at most, connected agents included; more are closed at once. ' +
+          '0 = no limit: an svcd serves 10,000+ agents, so raise the open-file limit (ulimit -n) instead.',
+      ),
   })
   .superRefine(...sectionRules(serverRules))
   .describe('Agent listener and client credentials.');
@@ -316,6 +344,29 @@ const apiSection = z
       .min(1)
       .default(1048576)
       .describe('Largest accepted API request body, in bytes.'),
+    read_header_timeout: listenerTimeout
+      .prefault('10s')
+      .describe(
+        'Time a client has to send the request line and headers; a slower request gets 408 and is closed.',
+      ),
+    read_timeout: listenerTimeout
+      .prefault('30s')
+      .describe(
+        'Time a client has to send a whole request, body included (at least read_header_timeout); ' +
+          'a slower request gets 408 and is closed.',
+      ),
+    idle_timeout: listenerTimeout
+      .prefault('60s')
+      .describe('How long a keep-alive connection may wait for its next request before it is closed.'),
+    max_connections: z
+      .int()
+      .min(0)
+      .default(512)
+      .describe(
+        'Open API connections at most; more are closed at once (0 = no limit). The API serves people and ' +
+          'scripts, a few dozen connections at a time; 512 keeps it from taking the open-file limit ' +
+          '(often 1024) that agents, tunnels and the database need.',
+      ),
     max_token_lifetime: durationSchema
       .refine((ms) => ms > 0, 'must be longer than 0')
       .prefault('90d')

@@ -40,6 +40,10 @@ export interface AgentLinkOptions {
   keepaliveIntervalMs: number;
   /** `[server] max_concurrent_ssh_handshakes`; 0 = half the CPUs, at least 1. */
   maxConcurrentHandshakes: number;
+  /** `[server] upgrade_timeout`. */
+  upgradeTimeoutMs: number;
+  /** `[server] max_connections`; 0 = no limit. */
+  maxConnections: number;
   serverVersion: string;
   /** Where the agents' job results are stored. */
   jobResults?: JobResultSink;
@@ -82,6 +86,8 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     address: options.address,
     limiter,
     maxPayloadBytes: tuning.maxPayloadBytes,
+    upgradeTimeoutMs: options.upgradeTimeoutMs,
+    maxConnections: options.maxConnections,
     onAgent: (stream, remote, release) => gateway.accept(stream, remote, release),
     log,
   });

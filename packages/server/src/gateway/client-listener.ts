@@ -3,10 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
-import { webSocketByteStream, type Logger } from '@svc/platform';
+import { formatDuration, webSocketByteStream, type Logger } from '@svc/platform';
+import { answerClientError, type ClientError } from '../http/malformed-request.js';
+import { answerOnSocket, rawErrorOf, sendError, type RawError } from '../http/raw-reply.js';
+import { capConnections, listenerServerOptions } from '../http/server-limits.js';
 import { splitHostPort } from '../infra/address.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
-import { refuseUpgrade, sendError, type ListenerError } from './http-reply.js';
+import { RefusalLog } from './refusal-log.js';
 
 export interface RemoteAddress {
   ip: string;
@@ -19,6 +22,10 @@ export interface ClientListenerOptions {
   limiter: HandshakeLimiter;
   /** Largest WebSocket message accepted from an agent. */
   maxPayloadBytes: number;
+  /** `[server] upgrade_timeout`: time a new connection has to send its whole upgrade request. */
+  upgradeTimeoutMs: number;
+  /** `[server] max_connections`; 0 = no limit. */
+  maxConnections: number;
   /**
    * Takes an admitted agent: the WebSocket as a byte stream, the peer's address and the release of its handshake
    * slot (also released when the socket closes). Returns false to refuse the connection.
@@ -35,7 +42,7 @@ export interface ClientListener {
   close(): Promise<void>;
 }
 
-const UPGRADE_REQUIRED: ListenerError = {
+const UPGRADE_REQUIRED: RawError = {
   status: 426,
   code: ERROR_CODES.upgradeRequired,
   title: `This address is for svc agents: connect with a WebSocket using the subprotocol ${WS_SUBPROTOCOL}`,
@@ -43,7 +50,7 @@ const UPGRADE_REQUIRED: ListenerError = {
   headers: { upgrade: 'websocket', connection: 'Upgrade' },
 };
 
-const BUSY: ListenerError = {
+const BUSY: RawError = {
   status: 503,
   code: ERROR_CODES.serverBusy,
   title: 'Too many agents are connecting at once; retry later',
@@ -51,8 +58,9 @@ const BUSY: ListenerError = {
 };
 
 /** The agent must ask for our subprotocol; another `svc-*` version is refused with a message saying so. */
-function protocolProblem(req: IncomingMessage): ListenerError | undefined {
-  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return UPGRADE_REQUIRED;
+function protocolProblem(req: IncomingMessage): RawError | undefined {
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || req.method !== 'GET')
+    return UPGRADE_REQUIRED;
   const offered = (req.headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((p) => p.trim())
@@ -80,15 +88,48 @@ function destroySocket(this: Duplex): void {
 
 /** Listens on `[server] address`: WebSocket upgrades for agents, admitted through the handshake limiter. */
 export async function startClientListener(options: ClientListenerOptions): Promise<ClientListener> {
-  const { limiter, log } = options;
+  const { limiter, log, upgradeTimeoutMs } = options;
+  const refusals = new RefusalLog(log);
+  const refuse = (socket: Duplex, ip: string | undefined, error: RawError) => {
+    refusals.refused(ip, error);
+    answerOnSocket(socket, error);
+  };
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
     maxPayload: options.maxPayloadBytes,
     handleProtocols: () => WS_SUBPROTOCOL,
   });
-  const server: Server = createServer((_req, res) => sendError(res, UPGRADE_REQUIRED));
-  server.on('clientError', (_err, socket) => socket.destroy());
+  // Requests ws itself finds malformed (e.g. a bad Sec-WebSocket-Key) are answered here, in our shape.
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
+    const error = {
+      status: 400,
+      code: ERROR_CODES.malformedHttp,
+      title: `Invalid WebSocket upgrade: ${err.message}`,
+    };
+    refuse(socket, req.socket.remoteAddress, error);
+  });
+  const server: Server = createServer(
+    // The whole upgrade request must arrive within the timeout; upgraded connections are no longer timed.
+    listenerServerOptions({
+      headerTimeoutMs: upgradeTimeoutMs,
+      requestTimeoutMs: upgradeTimeoutMs,
+      idleTimeoutMs: upgradeTimeoutMs,
+      maxConnections: options.maxConnections,
+    }),
+    (req, res) => {
+      refusals.refused(req.socket.remoteAddress, UPGRADE_REQUIRED);
+      sendError(res, UPGRADE_REQUIRED);
+    },
+  );
+  const timeoutHint = {
+    timeoutDetail: `send the WebSocket upgrade request within ${formatDuration(upgradeTimeoutMs)} ([server] upgrade_timeout)`,
+  };
+  server.on('clientError', (err: ClientError, socket: Duplex & { remoteAddress?: string }) => {
+    const answered = answerClientError(err, socket, timeoutHint);
+    if (answered) refusals.refused(socket.remoteAddress, rawErrorOf(answered));
+  });
+  capConnections(server, options.maxConnections, () => refusals.overCap(options.maxConnections));
 
   const admit = (ws: WebSocket, req: IncomingMessage, release: () => void) => {
     ws.on('error', (err) => log.debug({ err }, 'agent websocket error'));
@@ -103,8 +144,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     socket.on('error', destroySocket);
     const problem = protocolProblem(req);
     if (problem) {
-      log.debug({ ip: req.socket.remoteAddress, code: problem.code }, 'agent upgrade refused');
-      refuseUpgrade(socket, problem);
+      refuse(socket, req.socket.remoteAddress, problem);
       return;
     }
     const abort = new AbortController();
@@ -121,8 +161,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
         socket.off('close', onEarlyClose);
         const reason = err instanceof Error && 'reason' in err ? err.reason : 'error';
         if (reason === 'aborted') return;
-        log.warn({ ip: req.socket.remoteAddress, reason }, 'agent connection refused: too many handshakes');
-        refuseUpgrade(socket, BUSY);
+        refuse(socket, req.socket.remoteAddress, { ...BUSY, detail: `handshake queue: ${String(reason)}` });
       },
     );
   });

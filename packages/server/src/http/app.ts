@@ -7,7 +7,16 @@ import type { JobsService } from '../core/jobs/jobs-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
 import { registerAuthHook } from './auth.js';
-import { registerErrorHandlers } from './errors.js';
+import { registerErrorHandlers, sendAppError } from './errors.js';
+import { registerJsonBody } from './json-body.js';
+import {
+  apiClientErrorHandler,
+  limitConnections,
+  refuseWhileClosing,
+  requireHostHeader,
+} from './listener-guards.js';
+import { RouteMethods } from './route-methods.js';
+import { listenerServerOptions, type ListenerLimits } from './server-limits.js';
 import { clientsAuthRoutes } from './routes/clients-auth.js';
 import { clientRoutes } from './routes/clients.js';
 import { commandRoutes } from './routes/commands.js';
@@ -28,11 +37,14 @@ export interface ApiDeps {
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
   logRequests: boolean;
   maxRequestBytes: number;
+  /** `[api] read_header_timeout`, `read_timeout`, `idle_timeout`, `max_connections`. */
+  limits: ListenerLimits;
 }
 
 export const API_PREFIX = '/api/v1';
 
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const { limits } = deps;
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: deps.maxRequestBytes,
@@ -40,12 +52,24 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Fastify's own 503 has its own shape; refuseWhileClosing answers with ours.
+    return503OnClosing: false,
+    http: listenerServerOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    clientErrorHandler: apiClientErrorHandler(limits, deps.logger),
+    frameworkErrors: (err, request, reply) => {
+      void sendAppError(request, reply, err);
+    },
   });
+  limitConnections(app, limits.maxConnections);
+  refuseWhileClosing(app);
+  requireHostHeader(app);
   if (deps.logRequests) registerRequestLogging(app);
   // Only JSON bodies are accepted; other content types get a clear 400 instead of being read as text.
   app.removeContentTypeParser('text/plain');
-  registerErrorHandlers(app);
+  registerJsonBody(app);
+  registerErrorHandlers(app, new RouteMethods(app));
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);

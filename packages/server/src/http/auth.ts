@@ -58,10 +58,13 @@ export async function authenticate(auth: Authenticator, request: FastifyRequest)
   }
 }
 
-/** Every route is authenticated unless its config says `public: true`. */
+/**
+ * Every route is authenticated unless its config says `public: true`. This runs as soon as the headers are in,
+ * before the body is read: a request without valid credentials gets 401 whatever its body holds.
+ */
 export function registerAuthHook(app: FastifyInstance, auth: Authenticator): void {
   app.decorateRequest('caller', undefined);
-  app.addHook('preHandler', async (request) => {
+  app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public) return;
     request.caller = await authenticate(auth, request);
   });

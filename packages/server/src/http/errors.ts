@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES, isAppError, type ErrorBody, type ErrorKind } from '@svc/protocol';
 import { STATUS_BY_KIND } from './error-status.js';
+import type { RouteMethods } from './route-methods.js';
 
 /** Fastify's own request errors, translated into our kinds and codes with a message that says what to fix. */
 const FRAMEWORK_ERRORS: Record<string, { kind: ErrorKind; code: string; title: string }> = {
@@ -29,6 +30,16 @@ const FRAMEWORK_ERRORS: Record<string, { kind: ErrorKind; code: string; title: s
     code: ERROR_CODES.invalidRequest,
     title: 'Content-Length does not match the body',
   },
+  FST_ERR_BAD_URL: {
+    kind: 'invalid',
+    code: ERROR_CODES.invalidRequest,
+    title: 'Malformed URL; percent-encode reserved characters',
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    kind: 'invalid',
+    code: ERROR_CODES.invalidRequest,
+    title: 'A path parameter is too long',
+  },
 };
 
 export function toAppError(err: unknown): AppError {
@@ -50,20 +61,41 @@ export function errorBody(err: AppError): ErrorBody {
   return { errors: err.toItems() };
 }
 
-export function registerErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((err, request, reply) => {
-    const appError = toAppError(err);
-    if (appError.kind === 'internal') request.log.error({ err }, 'request failed');
-    else request.log.debug({ code: appError.code }, appError.message);
-    return reply.status(STATUS_BY_KIND[appError.kind]).send(errorBody(appError));
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const err = new AppError(
+/** Answers an error in our shape; errors Fastify raises before routing come here too (`frameworkErrors`). */
+export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  const appError = toAppError(err);
+  if (appError.kind === 'internal') request.log.error({ err }, 'request failed');
+  else request.log.debug({ code: appError.code }, appError.message);
+  return reply.status(STATUS_BY_KIND[appError.kind]).send(errorBody(appError));
+}
+
+/** A path no route has is 404; a known path asked with another method is 405 with the methods it allows. */
+function routeMiss(routes: RouteMethods, method: string, path: string): { error: AppError; allow?: string } {
+  const allowed = routes.allowedOn(path);
+  if (allowed.length === 0) {
+    const error = new AppError(
       'not_found',
       ERROR_CODES.routeNotFound,
-      `No such route: ${request.method} ${request.url.split('?')[0] ?? ''}`,
+      `No such route: ${method} ${path}`,
       'the API lives under /api/v1',
     );
-    return reply.status(404).send(errorBody(err));
+    return { error };
+  }
+  const allow = allowed.join(', ');
+  const error = new AppError(
+    'method_not_allowed',
+    ERROR_CODES.methodNotAllowed,
+    `Method ${method} is not allowed on ${path}`,
+    `use one of: ${allow}`,
+  );
+  return { error, allow };
+}
+
+export function registerErrorHandlers(app: FastifyInstance, routes: RouteMethods): void {
+  app.setErrorHandler((err, request, reply) => sendAppError(request, reply, err));
+  app.setNotFoundHandler((request, reply) => {
+    const { error, allow } = routeMiss(routes, request.method, request.url.split('?')[0] ?? '');
+    if (allow !== undefined) void reply.header('allow', allow);
+    return reply.status(STATUS_BY_KIND[error.kind]).send(errorBody(error));
   });
 }

@@ -34,6 +34,8 @@ describe('good configs', () => {
         used_ports: ['20000-30000'],
         excluded_ports: ['1-1024'],
         check_port_timeout: 2000,
+        upgrade_timeout: 10_000,
+        max_connections: 0,
       },
       api: {
         address: '',
@@ -41,6 +43,10 @@ describe('good configs', () => {
         ban_time: 600_000,
         user_login_wait: 2000,
         max_request_bytes: 1048576,
+        read_header_timeout: 10_000,
+        read_timeout: 30_000,
+        idle_timeout: 60_000,
+        max_connections: 512,
         max_token_lifetime: 90 * 86_400_000,
         enable_ws_test_endpoints: false,
         two_fa_token_ttl_seconds: 600,
@@ -259,6 +265,19 @@ describe('every bad case names its key', () => {
     expect(problems).toContain(
       '[api] two_fa_token_delivery: two-factor login is not possible with the single static user ([api] auth); use auth_file or auth_user_table',
     );
+  });
+
+  test('listener timeouts: within 100ms..1h, and the whole request at least as long as its headers', () => {
+    expect(problemsOf('[api]\nread_header_timeout = "20s"\nread_timeout = "5s"\n')).toEqual([
+      '[api] read_timeout: must be at least read_header_timeout (the headers are part of the request)',
+    ]);
+    expect(problemsOf('[api]\nidle_timeout = 0\n[server]\nupgrade_timeout = "2h"\n')).toEqual([
+      '[server] upgrade_timeout: must be between 100ms and 1h',
+      '[api] idle_timeout: must be between 100ms and 1h',
+    ]);
+    expect(problemsOf('[api]\nmax_connections = -1\n')[0]).toMatch(/^\[api\] max_connections: /);
+    const config = parseSvcdConfig('[api]\nread_header_timeout = "2s"\nread_timeout = "2s"\n');
+    expect(config.api).toMatchObject({ read_header_timeout: 2000, read_timeout: 2000 });
   });
 
   test('regex send-to check needs its pattern', () => {

@@ -93,8 +93,10 @@ describe('the handshake limit on the agent listener', () => {
 
     const refused = await silentSocket(server.url);
     expect(refused.status).toBe(503);
-    expect(logsWith(server, 'agent connection refused: too many handshakes').at(-1)).toMatchObject({
-      reason: 'queue_full',
+    expect(logsWith(server, 'agent connection refused').at(-1)).toMatchObject({
+      status: 503,
+      code: 'ERR_SERVER_BUSY',
+      reason: expect.stringContaining('queue_full'),
     });
 
     await closed;
@@ -103,6 +105,22 @@ describe('the handshake limit on the agent listener', () => {
     const agent = await waitFor(() =>
       connectClient(server.agent(), { client_id: 'after-stall' }).catch(() => undefined),
     );
+    await agent.close();
+  });
+
+  test('an upgrade waiting for a slot longer than upgrade_timeout is not dropped', async () => {
+    t = await startGatewayServer({
+      server: { max_concurrent_ssh_handshakes: 1, upgrade_timeout: '100ms' },
+      tuning: { handshakeTimeoutMs: 800 },
+    });
+    const server = t;
+    const stalled = await silentSocket(server.url);
+    expect(stalled.status).toBe(101);
+    const started = Date.now();
+    // Waits in the queue until the stalled handshake times out, eight times upgrade_timeout.
+    const agent = await connectClient(server.agent(), { client_id: 'patient' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(logsWith(server, 'agent connection refused')).toEqual([]);
     await agent.close();
   });
 });
