@@ -529,6 +529,8 @@ test("the agent's tunnel_allowed refusal is 409 ERR_TUNNEL_NOT_ALLOWED", async (
     const reply = readAll(socket);
     socket.end('ok');
     expect((await reply).text).toMatch(/^2 /);
+    // A stored tunnel keeps its port reserved; later tests pick ports from the same small pool.
+    expect((await del('t-strict', fine.id, '?force=true')).status).toBe(204);
   } finally {
     await stopAgent(agent);
   }
