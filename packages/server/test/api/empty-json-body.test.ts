@@ -8,7 +8,7 @@ const admin = { auth: { basic: [ADMIN.username, ADMIN.password] as [string, stri
 describe('an empty body with Content-Type: application/json is no body', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ store: 'file' });
+    t = await startTestServer({ store: 'database:sqlite' });
   });
   afterAll(() => t?.stop());
 
