@@ -18,3 +18,4 @@ export { Backoff, abortableSleep, type BackoffOptions } from './backoff.js';
 export { splice, type SpliceChannel } from './splice.js';
 export * from './fs.js';
 export { webSocketByteStream } from './ws-byte-stream.js';
+export * from './job-frames.js';

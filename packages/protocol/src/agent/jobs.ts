@@ -13,7 +13,9 @@
  * 3. Once svcd has stored the result it writes JOB_OUTPUT_ACK on the channel and closes it. Until then the agent
  *    keeps the result (output up to send_back_limit per stream): when the link drops first, or svcd restarts, the
  *    agent sends the whole result again on a new channel with `replay: true` after its next hello. svcd accepts a
- *    result only from the connection of the client the job was sent to, and only for a job still `running`.
+ *    result only from the connection of the client the job was sent to, and only for a job still `running`; a
+ *    result it will not store (unknown job, another client's job, job no longer running) is acknowledged too, so
+ *    that the agent stops offering it. A channel closed without the ACK means "offer it again later".
  */
 import { z } from 'zod';
 
