@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, parseTomlConfig } from '@svc/platform';
 import { settingsFrom } from '../src/cli/run.js';
 import { agentConfigSchema } from '../src/config/schema.js';
+import { defaultExecSettings } from '../src/exec/exec-settings.js';
 import { resolveSettings, UsageError, type CliFlags, type SettingsInput } from '../src/config/settings.js';
 
 const parseConfig = (text: string) => parseTomlConfig(text, agentConfigSchema, { source: 'svc.conf' });
@@ -48,6 +49,7 @@ describe('defaults', () => {
       maxRetryIntervalMs: 300_000,
       logLevel: 'info',
       logFile: '',
+      exec: defaultExecSettings(),
     });
   });
 });
@@ -122,6 +124,7 @@ log_file = "logs/svc.log"
       maxRetryIntervalMs: 60_000,
       logLevel: 'warn',
       logFile: '/work/conf/logs/svc.log',
+      exec: defaultExecSettings(),
     });
   });
   test('each flag replaces its file value', () => {

@@ -7,6 +7,8 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { OPERATOR, startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
+import { defaultExecSettings } from '../src/exec/exec-settings.js';
+import { NO_JOBS_DATA_DIR } from './support/exec.js';
 import { captureLogs } from './support/log-capture.js';
 import {
   dial,
@@ -82,6 +84,8 @@ async function startAgent(clientId: string, overrides: Partial<AgentOptions> = {
     tunnelAllowed: [],
     keepaliveIntervalMs: 20_000,
     maxRetryIntervalMs: 60_000,
+    dataDir: NO_JOBS_DATA_DIR,
+    exec: defaultExecSettings(),
     ...overrides,
   };
   const agent = new Agent(options, { logger: captureLogs().logger });

@@ -33,7 +33,9 @@ export function encodeJobHeader(header: JobOutputHeader): Buffer {
 
 function frame(type: number, payload: Buffer): Buffer {
   if (payload.length > MAX_JOB_FRAME_BYTES)
-    throw new RangeError(`a job output frame holds at most ${MAX_JOB_FRAME_BYTES} bytes, got ${payload.length}`);
+    throw new RangeError(
+      `a job output frame holds at most ${MAX_JOB_FRAME_BYTES} bytes, got ${payload.length}`,
+    );
   const head = Buffer.allocUnsafe(JOB_FRAME_HEADER_BYTES);
   head.writeUInt8(type, 0);
   head.writeUInt32BE(payload.length, 1);

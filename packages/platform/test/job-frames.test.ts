@@ -31,7 +31,10 @@ function channelBytes(chunks: { stream: 'stdout' | 'stderr'; data: Buffer }[], r
 }
 
 /** Feeds the bytes in pieces of the given sizes (cycled) and collects the parts. */
-function decodeInPieces(bytes: Buffer, sizes: number[]): { parts: JobOutputPart[]; decoder: JobOutputDecoder } {
+function decodeInPieces(
+  bytes: Buffer,
+  sizes: number[],
+): { parts: JobOutputPart[]; decoder: JobOutputDecoder } {
   const decoder = new JobOutputDecoder();
   const parts: JobOutputPart[] = [];
   for (let at = 0, i = 0; at < bytes.length; i++) {
@@ -60,9 +63,7 @@ describe('encoding', () => {
   });
 
   test('the header is one JSON line', () => {
-    expect(encodeJobHeader({ jid: JID, replay: true }).toString()).toBe(
-      `{"jid":"${JID}","replay":true}\n`,
-    );
+    expect(encodeJobHeader({ jid: JID, replay: true }).toString()).toBe(`{"jid":"${JID}","replay":true}\n`);
   });
 
   test('an invalid end record is refused before it is sent', () => {
