@@ -9,7 +9,7 @@ export interface Interpreter {
   path: string;
   kind: InterpreterKind;
   /** Arguments before the script file, from a `#!` line (e.g. `python3` of `#!/usr/bin/env python3`). */
-  args: string[];
+  args: readonly string[];
 }
 
 /** What resolution needs from the machine; the real one reads PATH and the file system. */
