@@ -53,6 +53,7 @@ export async function sendJobOutput(ssh: Client, output: JobOutput, replay: bool
   await write(encodeJobHeader({ jid: output.jid, replay }));
   let next = 0;
   while (!closed) {
+    // Read before flushing: once the end is set no part follows it, so all parts are flushed below.
     const end = output.end;
     for (; next < output.parts.length && !closed; next++) {
       const part = output.parts[next];
@@ -63,7 +64,8 @@ export async function sendJobOutput(ssh: Client, output: JobOutput, replay: bool
       await write(encodeJobEnd(end));
       break;
     }
-    if (next === output.parts.length) await waitFor((done) => output.onceChanged(done));
+    // The job may have ended while the frames above were waiting for the channel: then go round again.
+    if (next === output.parts.length && !output.end) await waitFor((done) => output.onceChanged(done));
   }
   while (!closed && received.length < ACK.length) await waitFor(() => undefined);
   const outcome: SendOutcome = acked() ? 'stored' : 'not stored';
