@@ -252,4 +252,18 @@ test('svc.example.conf parses with every key uncommented', async () => {
   expect(config.client.server).toBe('ws://svcd.example.com:8080/');
   expect(config.client.labels).toEqual({ env: 'prod', team: 'ops' });
   expect(config.connection).toEqual({ keepalive_interval: 20_000, max_retry_interval: 300_000 });
+  // The example shows the defaults of the exec sections.
+  const defaults = defaultExecSettings();
+  expect(config['remote-commands']).toEqual({
+    enabled: true,
+    allow: defaults.filters.allow,
+    deny: defaults.filters.deny,
+    order: ['allow', 'deny'],
+    send_back_limit: defaults.sendBackLimit,
+  });
+  expect(config['remote-scripts']).toEqual({ enabled: true });
+  expect(config['interpreter-aliases']).toEqual({
+    bash: '/usr/bin/bash',
+    pwsh: 'C:\\Program Files\\PowerShell\\7\\pwsh.exe',
+  });
 });
