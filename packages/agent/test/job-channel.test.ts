@@ -255,3 +255,21 @@ test('a job that ends while svcd is down is delivered when svcd is back', async 
   expect(stored.end?.status).toBe('successful');
   await vi.waitFor(() => expect(agent.pendingResults).toBe(0));
 });
+
+test("jobs do not see the agent's credentials in their environment", async () => {
+  await newSvcd();
+  const saved = process.env.SVC_AUTH;
+  process.env.SVC_AUTH = 'jobs-agent:agent-secret-in-env';
+  try {
+    await startAgent();
+    const run = job('/usr/bin/env');
+    await runJob(run);
+    const env = joined((await storedResult(run.jid)).stdout).toString();
+    expect(env).toMatch(/^PATH=/m);
+    expect(env).not.toContain('agent-secret-in-env');
+    expect(env).not.toMatch(/^SVC_AUTH=/m);
+  } finally {
+    if (saved === undefined) delete process.env.SVC_AUTH;
+    else process.env.SVC_AUTH = saved;
+  }
+});

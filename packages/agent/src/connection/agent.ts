@@ -5,7 +5,7 @@ import type { Credentials } from '../config/auth.js';
 import type { ExecSettings } from '../exec/exec-settings.js';
 import { JobExecutor } from '../exec/job-executor.js';
 import type { JobEnvironment } from '../exec/job-start.js';
-import { machineInterpreterHost, pathLookup } from '../exec/machine.js';
+import { jobProcessEnv, machineInterpreterHost, pathLookup } from '../exec/machine.js';
 import type { ResultStoreLimits } from '../exec/result-store.js';
 import { collectFacts } from '../sysinfo/facts.js';
 import { Forwarder } from '../tunnels/forwarder.js';
@@ -79,6 +79,7 @@ export class Agent {
         cwd: process.cwd(),
         host: machineInterpreterHost(options.exec.interpreterAliases),
         findSudo: () => pathLookup(process.env.PATH)('sudo'),
+        env: jobProcessEnv(),
         onCleanupError: (path, err) =>
           this.log.warn({ path, err }, 'could not delete a script file after its run'),
         ...deps.jobEnvironment,

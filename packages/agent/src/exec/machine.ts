@@ -18,3 +18,13 @@ export function machineInterpreterHost(
 ): InterpreterHost {
   return { platform: process.platform, aliases, find: pathLookup(pathValue), isExecutable: isExecutableFile };
 }
+
+/** Variables of the agent's environment that jobs never see: the agent's own credentials. */
+const PRIVATE_VARIABLES = ['SVC_AUTH'];
+
+/** The environment jobs run with: the agent's, without its private variables. */
+export function jobProcessEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  for (const name of PRIVATE_VARIABLES) delete copy[name];
+  return copy;
+}
