@@ -77,10 +77,15 @@ export class JobExecutor {
     if (!attached || attached.sending.has(output.jid)) return;
     attached.sending.add(output.jid);
     const replay = output.offers++ > 0;
-    void sendJobOutput(attached.ssh, output, replay).then((outcome) => {
-      attached.sending.delete(output.jid);
-      if (outcome === 'stored') this.store.remove(output.jid);
-      this.options.logger.debug({ jid: output.jid, replay, outcome }, 'job result sent to svcd');
-    });
+    void sendJobOutput(attached.ssh, output, replay)
+      .catch((err: unknown) => {
+        this.options.logger.warn({ jid: output.jid, err }, 'could not send a job result to svcd');
+        return 'not stored' as const;
+      })
+      .then((outcome) => {
+        attached.sending.delete(output.jid);
+        if (outcome === 'stored') this.store.remove(output.jid);
+        this.options.logger.debug({ jid: output.jid, replay, outcome }, 'job result sent to svcd');
+      });
   }
 }
