@@ -10,3 +10,5 @@ export { LinkError, type LinkFailure } from './connection/link-error.js';
 export { md5Fingerprint, fingerprintMatches, parseFingerprint } from './connection/fingerprint.js';
 export { collectFacts } from './sysinfo/facts.js';
 export { TunnelAllowList, parseAllowEntry } from './tunnels/tunnel-allowed.js';
+export { defaultExecSettings, compileFilter, type ExecSettings } from './exec/exec-settings.js';
+export { JobExecutor } from './exec/job-executor.js';

@@ -2,6 +2,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { expect, test, vi } from 'vitest';
 import { Backoff } from '@svc/platform';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
+import { defaultExecSettings } from '../src/exec/exec-settings.js';
+import { NO_JOBS_DATA_DIR } from './support/exec.js';
 import { LinkError } from '../src/connection/link-error.js';
 import type { LinkOptions } from '../src/connection/ssh-link.js';
 import { captureLogs } from './support/log-capture.js';
@@ -17,6 +19,8 @@ const options = (serverUrl: string): AgentOptions => ({
   tunnelAllowed: [],
   keepaliveIntervalMs: 20_000,
   maxRetryIntervalMs: 60_000,
+  dataDir: NO_JOBS_DATA_DIR,
+  exec: defaultExecSettings(),
 });
 
 /** A backoff whose sleeps are recorded and return at once; `target.agent` is stopped after `stopAfter` sleeps. */

@@ -125,3 +125,19 @@ test('ends when the channel closes', async () => {
   server.close();
   await expect(session.ended).resolves.toBe('the control channel closed');
 });
+
+test('job.run is answered failed when the session has no job runner', async () => {
+  const { server } = setup();
+  const job = {
+    jid: '00000000-0000-4000-8000-000000000001',
+    command: '/usr/bin/id',
+    interpreter: '',
+    cwd: '',
+    is_sudo: false,
+    timeout_sec: 5,
+  };
+  await expect(server.request('job.run', job)).rejects.toMatchObject({
+    code: 'failed',
+    message: 'this agent cannot run jobs',
+  });
+});

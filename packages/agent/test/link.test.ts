@@ -3,6 +3,8 @@ import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { Backoff } from '@svc/platform';
 import { startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
+import { defaultExecSettings } from '../src/exec/exec-settings.js';
+import { NO_JOBS_DATA_DIR } from './support/exec.js';
 import { LinkError } from '../src/connection/link-error.js';
 import { openLink, type LinkOptions } from '../src/connection/ssh-link.js';
 import { captureLogs } from './support/log-capture.js';
@@ -40,6 +42,8 @@ const agentOptions = (clientId: string, overrides: Partial<AgentOptions> = {}): 
   tunnelAllowed: [],
   keepaliveIntervalMs: 20_000,
   maxRetryIntervalMs: 60_000,
+  dataDir: NO_JOBS_DATA_DIR,
+  exec: defaultExecSettings(),
   ...overrides,
 });
 

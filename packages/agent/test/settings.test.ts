@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, parseTomlConfig } from '@svc/platform';
 import { settingsFrom } from '../src/cli/run.js';
 import { agentConfigSchema } from '../src/config/schema.js';
+import { defaultExecSettings } from '../src/exec/exec-settings.js';
 import { resolveSettings, UsageError, type CliFlags, type SettingsInput } from '../src/config/settings.js';
 
 const parseConfig = (text: string) => parseTomlConfig(text, agentConfigSchema, { source: 'svc.conf' });
@@ -48,6 +49,7 @@ describe('defaults', () => {
       maxRetryIntervalMs: 300_000,
       logLevel: 'info',
       logFile: '',
+      exec: defaultExecSettings(),
     });
   });
 });
@@ -122,6 +124,7 @@ log_file = "logs/svc.log"
       maxRetryIntervalMs: 60_000,
       logLevel: 'warn',
       logFile: '/work/conf/logs/svc.log',
+      exec: defaultExecSettings(),
     });
   });
   test('each flag replaces its file value', () => {
@@ -249,4 +252,18 @@ test('svc.example.conf parses with every key uncommented', async () => {
   expect(config.client.server).toBe('ws://svcd.example.com:8080/');
   expect(config.client.labels).toEqual({ env: 'prod', team: 'ops' });
   expect(config.connection).toEqual({ keepalive_interval: 20_000, max_retry_interval: 300_000 });
+  // The example shows the defaults of the exec sections.
+  const defaults = defaultExecSettings();
+  expect(config['remote-commands']).toEqual({
+    enabled: true,
+    allow: defaults.filters.allow,
+    deny: defaults.filters.deny,
+    order: ['allow', 'deny'],
+    send_back_limit: defaults.sendBackLimit,
+  });
+  expect(config['remote-scripts']).toEqual({ enabled: true });
+  expect(config['interpreter-aliases']).toEqual({
+    bash: '/usr/bin/bash',
+    pwsh: 'C:\\Program Files\\PowerShell\\7\\pwsh.exe',
+  });
 });

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { tunnelSchema, type TunnelData } from '@svc/protocol';
 import { OPERATOR, startTestServer, type TestServer } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
+import { defaultExecSettings } from '../src/exec/exec-settings.js';
+import { NO_JOBS_DATA_DIR } from './support/exec.js';
 import { captureLogs } from './support/log-capture.js';
 import { basicHeader } from '../../../test-support/api-client.js';
 import { freePortBlock } from '../../../test-support/process.js';
@@ -79,6 +81,8 @@ async function startAgent(clientId: string, overrides: Partial<AgentOptions> = {
     tunnelAllowed: [],
     keepaliveIntervalMs: 20_000,
     maxRetryIntervalMs: 60_000,
+    dataDir: NO_JOBS_DATA_DIR,
+    exec: defaultExecSettings(),
     ...overrides,
   };
   const agent = new Agent(options, { logger: captureLogs().logger });

@@ -14,6 +14,10 @@ const MORE_HELP = `
 Settings come from the flags, then the config file (-c), then defaults. Credentials are taken from
 --auth, else [client] auth in the config file, else the SVC_AUTH environment variable.
 
+svcd may run commands and scripts on this machine, as the account svc runs under. By default only single
+commands under /usr/bin and /usr/local/bin are allowed; see [remote-commands] and [remote-scripts] in the
+config file to change or switch that off.
+
 Examples:
   svc --auth client1:secret http://svcd.example.com:8080
   svc --auth client1:secret --fingerprint 5d:b3:ee:37 --tag web --label env:prod svcd.example.com:8080
@@ -32,7 +36,8 @@ export function buildProgram(action: (commandLine: CommandLine) => Promise<void>
     )
     .option(
       '-c, --config <file>',
-      `TOML config file with [client], [connection] and [logging] (see ${EXAMPLE_CONFIG})`,
+      'TOML config file with [client], [connection], [logging], [remote-commands], [remote-scripts] and ' +
+        `[interpreter-aliases] (see ${EXAMPLE_CONFIG})`,
     )
     .option(
       '--auth <id:password>',
@@ -55,7 +60,10 @@ export function buildProgram(action: (commandLine: CommandLine) => Promise<void>
       "svcd's host key fingerprint (MD5 colon hex, as GET /status shows it) or its start; " +
         'connections to any other key are refused. Without it any key is accepted and a warning is logged',
     )
-    .option('--data-dir <dir>', 'folder for the generated client id (default: ./svc-data)')
+    .option(
+      '--data-dir <dir>',
+      'folder for the generated client id and for scripts while they run (default: ./svc-data)',
+    )
     .addOption(
       new Option('--log-level <level>', 'least severe level logged (default: info)').choices(LOG_LEVELS),
     )

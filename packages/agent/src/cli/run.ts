@@ -32,6 +32,8 @@ export async function runAgent(commandLine: CommandLine, env: Environment): Prom
       name: settings.name,
       credentials_from: settings.credentialsSource,
       auth_id: settings.credentials.id,
+      remote_commands: settings.exec.commandsEnabled,
+      remote_scripts: settings.exec.commandsEnabled && settings.exec.scriptsEnabled,
     },
     'svc starting',
   );

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { durationSchema, loadTomlConfig } from '@svc/platform';
 import { parseFingerprint } from '../connection/fingerprint.js';
+import {
+  DEFAULT_ALLOW,
+  DEFAULT_DENY,
+  DEFAULT_ORDER,
+  DEFAULT_SEND_BACK_LIMIT,
+  MAX_SEND_BACK_LIMIT,
+  compileFilter,
+} from '../exec/exec-settings.js';
 import { parseAllowEntry } from '../tunnels/tunnel-allowed.js';
 import { parseAuth } from './auth.js';
 import { toWebSocketUrl } from './server-url.js';
@@ -50,6 +58,40 @@ const connectionSection = z.strictObject({
   max_retry_interval: durationSchema.refine(atLeastOneSecond, 'must be at least 1s').prefault('5m'),
 });
 
+const filterList = (defaults: string[]) =>
+  z.array(parsedString(compileFilter)).default(() => defaults.map(compileFilter));
+
+const remoteCommandsSection = z.strictObject({
+  enabled: z.boolean().default(true),
+  allow: filterList(DEFAULT_ALLOW),
+  deny: filterList(DEFAULT_DENY),
+  order: z
+    .array(z.string())
+    .transform((order, ctx) => {
+      if (order.length === 2 && order[0] === 'allow' && order[1] === 'deny')
+        return ['allow', 'deny'] as const;
+      if (order.length === 2 && order[0] === 'deny' && order[1] === 'allow')
+        return ['deny', 'allow'] as const;
+      ctx.addIssue({
+        code: 'custom',
+        input: order,
+        message: 'must be ["allow", "deny"] or ["deny", "allow"]',
+      });
+      return z.NEVER;
+    })
+    .default(DEFAULT_ORDER),
+  send_back_limit: z.int().min(0).max(MAX_SEND_BACK_LIMIT).default(DEFAULT_SEND_BACK_LIMIT),
+});
+
+const remoteScriptsSection = z.strictObject({
+  enabled: z.boolean().default(true),
+});
+
+/** alias = "path"; OpenRPort's ["path", "input-encoding", "output-encoding"] form is read for its path. */
+const interpreterAlias = z
+  .union([z.string().min(1), z.tuple([z.string().min(1)], z.string())])
+  .transform((value) => (typeof value === 'string' ? value : value[0]));
+
 const loggingSection = z.strictObject({
   log_level: z.enum(LOG_LEVELS).default('info'),
   log_file: z.string().default(''),
@@ -59,6 +101,9 @@ export const agentConfigSchema = z.strictObject({
   client: clientSection.prefault({}),
   connection: connectionSection.prefault({}),
   logging: loggingSection.prefault({}),
+  'remote-commands': remoteCommandsSection.prefault({}),
+  'remote-scripts': remoteScriptsSection.prefault({}),
+  'interpreter-aliases': z.record(z.string().min(1), interpreterAlias).default({}),
 });
 
 export type AgentConfigFile = z.output<typeof agentConfigSchema>;

@@ -1,5 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { parseFingerprint } from '../connection/fingerprint.js';
+import { defaultExecSettings, type ExecSettings } from '../exec/exec-settings.js';
 import { parseAuth, type Credentials } from './auth.js';
 import { parseLabel } from './labels.js';
 import type { AgentConfigFile, AgentLogLevel } from './schema.js';
@@ -49,6 +50,8 @@ export interface AgentSettings {
   maxRetryIntervalMs: number;
   logLevel: AgentLogLevel;
   logFile: string;
+  /** [remote-commands], [remote-scripts], [interpreter-aliases]. */
+  exec: ExecSettings;
 }
 
 /** A wrong command line or missing setting; main prints the message and exits 1. */
@@ -132,6 +135,18 @@ export function resolveSettings(input: SettingsInput): AgentSettings {
     maxRetryIntervalMs: file?.config.connection.max_retry_interval ?? 300_000,
     logLevel: flags.logLevel ?? file?.config.logging.log_level ?? 'info',
     logFile: logFile ? resolve(fileDir, logFile) : '',
+    exec: file ? execSettingsOf(file.config) : defaultExecSettings(),
+  };
+}
+
+function execSettingsOf(config: AgentConfigFile): ExecSettings {
+  const commands = config['remote-commands'];
+  return {
+    commandsEnabled: commands.enabled,
+    scriptsEnabled: config['remote-scripts'].enabled,
+    filters: { allow: commands.allow, deny: commands.deny, order: commands.order },
+    sendBackLimit: commands.send_back_limit,
+    interpreterAliases: config['interpreter-aliases'],
   };
 }
 

@@ -2,6 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Backoff, ControlError, formatDuration, type Logger } from '@svc/platform';
 import { CONTROL_ERRORS, type SystemFacts } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
+import type { ExecSettings } from '../exec/exec-settings.js';
+import { JobExecutor } from '../exec/job-executor.js';
+import type { JobEnvironment } from '../exec/job-start.js';
+import { jobProcessEnv, machineInterpreterHost, pathLookup } from '../exec/machine.js';
+import type { ResultStoreLimits } from '../exec/result-store.js';
 import { collectFacts } from '../sysinfo/facts.js';
 import { Forwarder } from '../tunnels/forwarder.js';
 import { TunnelAllowList } from '../tunnels/tunnel-allowed.js';
@@ -21,6 +26,9 @@ export interface AgentOptions {
   tunnelAllowed: string[];
   keepaliveIntervalMs: number;
   maxRetryIntervalMs: number;
+  /** Absolute; job scripts are written to `<dataDir>/scripts`. */
+  dataDir: string;
+  exec: ExecSettings;
 }
 
 /** Replaceable parts, for tests. */
@@ -31,6 +39,9 @@ export interface AgentDeps {
   openLink?: (options: LinkOptions) => Promise<Link>;
   factsIntervalMs?: number;
   handshakeTimeoutMs?: number;
+  /** Overrides of where jobs run (PATH lookups, environment). */
+  jobEnvironment?: Partial<JobEnvironment>;
+  resultLimits?: ResultStoreLimits;
 }
 
 /** `638ms`, `6s`, `4m12s`: retry delays to the second once they pass one second. */
@@ -48,6 +59,7 @@ export class Agent {
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
   private readonly allowList: TunnelAllowList;
+  private readonly jobs: JobExecutor;
   private readonly log: Logger;
   private current: { link: Link; session?: ControlSession } | undefined;
   private warnedFingerprint: string | undefined;
@@ -60,6 +72,26 @@ export class Agent {
     this.backoff = deps.backoff ?? new Backoff({ baseMs: 1000, maxMs: options.maxRetryIntervalMs });
     this.allowList = new TunnelAllowList(options.tunnelAllowed);
     this.log = deps.logger;
+    this.jobs = new JobExecutor({
+      environment: {
+        settings: options.exec,
+        dataDir: options.dataDir,
+        cwd: process.cwd(),
+        host: machineInterpreterHost(options.exec.interpreterAliases),
+        findSudo: () => pathLookup(process.env.PATH)('sudo'),
+        env: jobProcessEnv(),
+        onCleanupError: (path, err) =>
+          this.log.warn({ path, err }, 'could not delete a script file after its run'),
+        ...deps.jobEnvironment,
+      },
+      logger: this.log,
+      ...(deps.resultLimits ? { limits: deps.resultLimits } : {}),
+    });
+  }
+
+  /** Job results svcd has not acknowledged yet. */
+  get pendingResults(): number {
+    return this.jobs.pendingResults;
   }
 
   /** Connects and stays connected until stop(); resolves once stopped. */
@@ -158,7 +190,9 @@ export class Agent {
     this.backoff.reset();
     this.log.info({ server, fingerprint: link.fingerprint, client_id: clientId }, 'connected to svcd');
     session.start(keepaliveMs);
+    this.jobs.attach(link.ssh);
     const reason = await Promise.race([session.ended, link.closed]);
+    this.jobs.detach();
     session.stop();
     if (this.stopping) return { connected: true };
     // svcd went silent or dropped us: cut the socket instead of waiting for a polite close that may not come.
@@ -173,6 +207,7 @@ export class Agent {
       identity: { client_id: clientId, name, session_id: this.sessionId, version: SVC_VERSION, tags, labels },
       collectFacts: this.deps.collectFacts ?? collectFacts,
       allowList: this.allowList,
+      jobs: this.jobs,
       forwarder: new Forwarder(link.ssh, this.allowList, this.log),
       logger: this.log,
       ...(this.deps.factsIntervalMs ? { factsIntervalMs: this.deps.factsIntervalMs } : {}),

@@ -1,6 +1,13 @@
 import type { Duplex } from 'node:stream';
 import { ControlError, ControlPeer, type Logger } from '@svc/platform';
-import { CONTROL_ERRORS, type Hello, type HelloReply, type SystemFacts } from '@svc/protocol';
+import {
+  CONTROL_ERRORS,
+  type Hello,
+  type HelloReply,
+  type JobRun,
+  type JobRunReply,
+  type SystemFacts,
+} from '@svc/protocol';
 import { checkPort } from '../tunnels/check-port.js';
 import type { TunnelForwarder } from '../tunnels/forwarder.js';
 import type { TunnelAllowList } from '../tunnels/tunnel-allowed.js';
@@ -10,6 +17,8 @@ export interface SessionOptions {
   identity: Omit<Hello, 'facts'>;
   collectFacts: () => Promise<SystemFacts>;
   allowList: TunnelAllowList;
+  /** Runs svcd's jobs; without it, job.run is answered `failed`. */
+  jobs?: { run(job: JobRun): Promise<JobRunReply> };
   /** Relays svcd's tunnel connections; without one, tunnel.open is refused. */
   forwarder?: TunnelForwarder;
   logger: Pick<Logger, 'debug' | 'info' | 'warn'>;
@@ -63,6 +72,10 @@ export class ControlSession {
       .on('tunnel.close', async ({ host, port }) => {
         await options.forwarder?.close(host, port);
         return {};
+      })
+      .on('job.run', (job) => {
+        if (!options.jobs) throw new ControlError(CONTROL_ERRORS.failed, 'this agent cannot run jobs');
+        return options.jobs.run(job);
       });
   }
 

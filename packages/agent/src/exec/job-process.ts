@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import type { Invocation } from './invocation.js';
+import { jobErrors } from './job-errors.js';
+import type { JobOutcome, JobOutput } from './job-output.js';
+import { setLongTimeout } from './long-timeout.js';
+
+export interface ProcessSpec {
+  invocation: Invocation;
+  cwd: string;
+  timeoutMs: number;
+  /** The program is sudo: a refusal of sudo's own (exit 1, `sudo: ...` on stderr) is reported as such. */
+  sudo: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface StartedProcess {
+  pid: number;
+  /** RFC 3339 with milliseconds. */
+  startedAt: string;
+  /** Resolves once the process has exited, which may be long after the result was ended by the timeout. */
+  exited: Promise<void>;
+}
+
+/** After the process exits, how long to wait for its stdout/stderr to close (a background child may hold them). */
+const OUTPUT_GRACE_MS = 1000;
+const SUDO_REFUSAL = /^sudo: /;
+
+/**
+ * Starts the program and feeds its stdout/stderr into `output` until the process exits or `timeoutMs` passes.
+ * Resolves once the process is running; rejects with a `failed` job error when it cannot start. At the timeout
+ * the result ends as `unknown` and the process is left running (it is never killed); its later output is read
+ * and dropped so that it never blocks on a full pipe.
+ */
+export function startProcess(spec: ProcessSpec, output: JobOutput): Promise<StartedProcess> {
+  const { invocation, cwd, timeoutMs } = spec;
+  const child = spawn(invocation.file, invocation.args, {
+    cwd,
+    env: spec.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+    windowsVerbatimArguments: invocation.windowsVerbatimArguments,
+  });
+  child.stdout.on('data', (chunk: Buffer) => output.append('stdout', chunk));
+  child.stderr.on('data', (chunk: Buffer) => output.append('stderr', chunk));
+
+  return new Promise<StartedProcess>((resolve, reject) => {
+    child.once('error', (err) => reject(jobErrors.failed(`cannot start ${invocation.file}: ${err.message}`)));
+    child.once('spawn', () => {
+      // Errors after the start (a failed kill, a pipe error) must not crash the agent.
+      child.on('error', () => undefined);
+      const pid = child.pid ?? 0;
+      const startedAt = new Date().toISOString();
+      const cancelTimeout = setLongTimeout(timeoutMs, () =>
+        output.finish({
+          status: 'unknown',
+          exit_code: null,
+          finished_at: new Date().toISOString(),
+          error:
+            `timeout: still running after ${timeoutMs / 1000} s; the process (pid ${pid}) keeps running on ` +
+            'the client and its later output is not sent',
+        }),
+      );
+      const exited = new Promise<void>((done) => {
+        child.once('exit', (code, signal) => {
+          cancelTimeout();
+          done();
+          const finish = () => output.finish(outcomeOf(code, signal, spec.sudo, output));
+          const grace = setTimeout(finish, OUTPUT_GRACE_MS);
+          grace.unref();
+          child.once('close', () => {
+            clearTimeout(grace);
+            finish();
+          });
+        });
+      });
+      resolve({ pid, startedAt, exited });
+    });
+  });
+}
+
+function outcomeOf(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  sudo: boolean,
+  output: JobOutput,
+): JobOutcome {
+  const finished_at = new Date().toISOString();
+  if (code === 0) return { status: 'successful', exit_code: 0, finished_at, error: '' };
+  if (code === null)
+    return {
+      status: 'failed',
+      exit_code: null,
+      finished_at,
+      error: `killed by signal ${signal ?? 'unknown'}`,
+    };
+  const refusal = sudo && code === 1 ? sudoRefusal(output) : undefined;
+  return {
+    status: 'failed',
+    exit_code: code,
+    finished_at,
+    error: refusal ? `sudo refused to run the command: ${refusal}` : `exit status ${code}`,
+  };
+}
+
+/** sudo's own complaint (e.g. "sudo: a password is required") when stderr starts with one. */
+function sudoRefusal(output: JobOutput): string | undefined {
+  const firstLine = output.head('stderr', 1024).toString('utf8').split('\n')[0]?.trim() ?? '';
+  return SUDO_REFUSAL.test(firstLine) ? firstLine.slice(0, 1000) : undefined;
+}

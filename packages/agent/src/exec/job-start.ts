@@ -1,0 +1,148 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { JobRun } from '@svc/protocol';
+import type { ExecSettings } from './exec-settings.js';
+import { checkCommandLine } from './filters.js';
+import { resolveInterpreter, shebangOf, type Interpreter, type InterpreterHost } from './interpreter.js';
+import {
+  commandInvocation,
+  commandLineText,
+  scriptExtension,
+  scriptInvocation,
+  withSudo,
+  type Invocation,
+} from './invocation.js';
+import { jobErrors } from './job-errors.js';
+import { JobOutput } from './job-output.js';
+import { startProcess, type StartedProcess } from './job-process.js';
+import { newScriptPath, prepareScriptsDir, removeScriptFile, writeScriptFile } from './script-file.js';
+
+/** Where and how jobs run on this machine. */
+export interface JobEnvironment {
+  settings: ExecSettings;
+  /** Absolute; scripts go to `<dataDir>/scripts`. */
+  dataDir: string;
+  /** The agent's own working directory, used when a job names none. */
+  cwd: string;
+  host: InterpreterHost;
+  /** Absolute path of sudo, or undefined when it is not installed. */
+  findSudo(): Promise<string | undefined>;
+  /** The environment of started processes; undefined = the agent's own. */
+  env?: NodeJS.ProcessEnv;
+  /** Called when a script file could not be deleted after its run. */
+  onCleanupError?: (path: string, err: unknown) => void;
+}
+
+export interface StartedJob extends StartedProcess {
+  output: JobOutput;
+}
+
+/**
+ * Checks a `job.run` request against the settings and starts it. Rejects with a `disabled`, `refused` or
+ * `failed` job error before anything runs. A script is written to a new file under `<dataDir>/scripts` that is
+ * deleted when its process exits, or at once when it cannot start.
+ */
+export async function startJob(job: JobRun, env: JobEnvironment): Promise<StartedJob> {
+  const { settings } = env;
+  const script = job.script === undefined ? undefined : Buffer.from(job.script, 'base64');
+  checkEnabled(settings, script !== undefined);
+  if (script === undefined) {
+    if (job.command.trim() === '') throw jobErrors.failed('the command is empty');
+    checkAllowed('command', job.command, settings);
+  }
+  if (job.is_sudo && env.host.platform === 'win32')
+    throw jobErrors.failed('is_sudo is not supported on Windows');
+  const cwd = await workingDirectory(job.cwd, env.cwd);
+  const interpreter = await interpreterFor(job, script, env.host);
+
+  let invocation: Invocation;
+  let scriptPath: string | undefined;
+  if (script === undefined) {
+    invocation = commandInvocation(interpreter, job.command);
+  } else {
+    scriptPath = newScriptPath(env.dataDir, scriptExtension(interpreter.kind));
+    invocation = scriptInvocation(interpreter, scriptPath);
+    checkAllowed('script command line', commandLineText(invocation), settings);
+  }
+  if (job.is_sudo) {
+    const sudo = await env.findSudo();
+    if (!sudo)
+      throw jobErrors.failed(
+        "is_sudo is set but sudo is not installed: no sudo program on this client's PATH",
+      );
+    invocation = withSudo(invocation, sudo);
+  }
+
+  if (scriptPath !== undefined && script !== undefined) {
+    await prepareScriptsDir(env.dataDir);
+    await writeScriptFile(scriptPath, script);
+  }
+  const output = new JobOutput(job.jid, settings.sendBackLimit);
+  const spec = { invocation, cwd, timeoutMs: job.timeout_sec * 1000, sudo: job.is_sudo, env: env.env };
+  let started: StartedProcess;
+  try {
+    started = await startProcess(spec, output);
+  } catch (err) {
+    if (scriptPath !== undefined) await removeScriptFile(scriptPath).catch(() => undefined);
+    throw err;
+  }
+  if (scriptPath !== undefined) {
+    const path = scriptPath;
+    void started.exited.then(() =>
+      removeScriptFile(path).catch((err: unknown) => env.onCleanupError?.(path, err)),
+    );
+  }
+  return { ...started, output };
+}
+
+function checkEnabled(settings: ExecSettings, isScript: boolean): void {
+  if (!settings.commandsEnabled)
+    throw jobErrors.disabled(
+      isScript
+        ? 'remote scripts need remote commands, which are disabled on this client ([remote-commands] enabled = false)'
+        : 'remote commands are disabled on this client ([remote-commands] enabled = false)',
+    );
+  if (isScript && !settings.scriptsEnabled)
+    throw jobErrors.disabled('remote scripts are disabled on this client ([remote-scripts] enabled = false)');
+}
+
+function checkAllowed(what: 'command' | 'script command line', line: string, settings: ExecSettings): void {
+  const verdict = checkCommandLine(line, settings.filters);
+  if (!verdict.allowed)
+    throw jobErrors.refused(
+      `${what} ${JSON.stringify(line)} is not allowed by [remote-commands] ${verdict.filter}: it ${verdict.detail}`,
+    );
+}
+
+async function workingDirectory(requested: string, agentCwd: string): Promise<string> {
+  if (requested === '') return agentCwd;
+  const dir = resolve(agentCwd, requested);
+  try {
+    if ((await stat(dir)).isDirectory()) return dir;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw jobErrors.failed(`cwd ${requested} does not exist on this client`);
+    throw jobErrors.failed(`cwd ${requested} cannot be used: ${(err as Error).message}`);
+  }
+  throw jobErrors.failed(`cwd ${requested} is not a directory`);
+}
+
+/**
+ * The job's interpreter. A script sent without one that starts with `#!/absolute/program` runs with that program
+ * (as the kernel would run it, but with the file passed as an argument so the filters see the real program).
+ */
+async function interpreterFor(
+  job: JobRun,
+  script: Buffer | undefined,
+  host: InterpreterHost,
+): Promise<Interpreter> {
+  const shebang =
+    script && job.interpreter === '' && host.platform !== 'win32' ? shebangOf(script) : undefined;
+  if (!shebang) return resolveInterpreter(job.interpreter, host);
+  if (!(await host.isExecutable(shebang.path)))
+    throw jobErrors.failed(
+      `the script's #! interpreter ${shebang.path} does not exist or is not an executable file`,
+    );
+  return { path: shebang.path, kind: 'posix', args: shebang.args };
+}
