@@ -90,8 +90,10 @@ export async function startServer(
     if (pool.size === 0)
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
     const [firstUrl] = config.server.url ?? [];
+    const dispatch = new LocalDispatch(clients);
     const tunnels = new TunnelsService(
       clients,
+      dispatch,
       new SqlTunnelRepository(database),
       {
         pool,
@@ -111,7 +113,7 @@ export async function startServer(
     const jobs = new JobsService(
       new SqlJobRepository(database),
       registryJobClients(clients),
-      new LocalDispatch(clients),
+      dispatch,
       systemClock,
     );
 

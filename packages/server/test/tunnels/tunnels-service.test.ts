@@ -16,6 +16,7 @@ import {
   type TunnelTarget,
 } from '../../src/core/tunnels/ports.js';
 import { parseTunnelRequest } from '../../src/core/tunnels/tunnel-request.js';
+import { LocalDispatch } from '../../src/gateway/local-dispatch.js';
 import { TunnelsService } from '../../src/core/tunnels/tunnels-service.js';
 import type { UserRecord } from '../../src/core/users/user-store.js';
 import { openDatabase, type Database } from '../../src/storage/database.js';
@@ -119,6 +120,7 @@ async function setup(options: SetupOptions = {}) {
   const log = { info: vi.fn(), warn: vi.fn() };
   const service = new TunnelsService(
     registry,
+    new LocalDispatch(registry),
     repository,
     {
       pool: new PortPool(options.used ?? ['5000-5002'], []),

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { CommandBody, Job, JobCreated, JobRun, ListQuery, ScriptBody } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { jobErrors } from './job-errors.js';
+import type { AgentDispatch } from '../dispatch.js';
 import {
   DispatchError,
-  type AgentDispatch,
   type JobClients,
   type JobRepository,
   type JobResultSink,

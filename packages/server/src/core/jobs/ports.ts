@@ -37,15 +37,6 @@ export class DispatchError extends Error {
   }
 }
 
-/**
- * The one way core reaches an agent to run something. The gateway implements it for the connections this process
- * holds; a multi-node svcd will add an implementation that forwards to the node holding the client.
- */
-export interface AgentDispatch {
-  /** Asks the client's agent to start the job; rejects with DispatchError. */
-  runJob(clientId: string, job: JobRun): Promise<JobRunReply>;
-}
-
 /** What the jobs domain needs to know about a client. */
 export interface JobClients {
   /** undefined for an unknown client. */

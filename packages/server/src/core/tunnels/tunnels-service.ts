@@ -1,6 +1,7 @@
 import { AppError } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import type { ClientTunnel } from '../clients/client-record.js';
+import type { AgentDispatch } from '../dispatch.js';
 import { clientNotFound, type ClientObserver, type ClientRegistry } from '../clients/client-registry.js';
 import { KeyedQueue } from '../clients/keyed-queue.js';
 import type { ClientsLog } from '../clients/ports.js';
@@ -79,6 +80,7 @@ export class TunnelsService implements ClientObserver {
 
   constructor(
     private readonly registry: ClientRegistry,
+    private readonly dispatch: Pick<AgentDispatch, 'tunnels'>,
     private readonly repository: TunnelRepository,
     private readonly settings: TunnelsSettings,
     private readonly clock: Clock,
@@ -261,7 +263,7 @@ export class TunnelsService implements ClientObserver {
   }
 
   private agentOf(clientId: string): TunnelAgent | undefined {
-    return this.registry.connection(clientId)?.tunnels;
+    return this.dispatch.tunnels(clientId);
   }
 
   private requireAgent(clientId: string): TunnelAgent {
