@@ -27,13 +27,27 @@ export class ApiClient {
 
   /** GET with the Bearer token (when logged in); rejects on network errors and timeouts only. */
   get(path: string, headers: Record<string, string> = {}): Promise<ApiAnswer> {
+    return this.send('GET', path, headers);
+  }
+
+  /** POST of a JSON body with the Bearer token; rejects on network errors and timeouts only. */
+  post(path: string, body: unknown): Promise<ApiAnswer> {
+    return this.send('POST', path, { 'content-type': 'application/json' }, JSON.stringify(body));
+  }
+
+  private send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<ApiAnswer> {
     const url = new URL(`${this.base}${path}`);
     const auth = this.bearer ? { authorization: `Bearer ${this.bearer}` } : {};
     return new Promise((resolve, reject) => {
       const started = performance.now();
       const req = request(
         url,
-        { method: 'GET', agent: this.agent, headers: { ...auth, ...headers }, timeout: REQUEST_TIMEOUT_MS },
+        { method, agent: this.agent, headers: { ...auth, ...headers }, timeout: REQUEST_TIMEOUT_MS },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -48,10 +62,10 @@ export class ApiClient {
         },
       );
       req.once('timeout', () =>
-        req.destroy(new Error(`GET ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)),
+        req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)),
       );
       req.once('error', reject);
-      req.end();
+      req.end(body);
     });
   }
 
@@ -72,6 +86,11 @@ export class ApiClient {
     if (typeof token.data?.token !== 'string')
       throw new Error(`login failed: HTTP ${answer.status} ${answer.body.slice(0, 300)}`);
     this.bearer = token.data.token;
+  }
+
+  /** The Authorization header of the logged-in client, for other load tools (autocannon). */
+  authHeaders(): Record<string, string> {
+    return this.bearer ? { authorization: `Bearer ${this.bearer}` } : {};
   }
 
   close(): void {

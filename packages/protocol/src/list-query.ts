@@ -215,7 +215,9 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
       if (names.every((f) => spec.timeFields?.includes(f))) {
         const bad = values.filter((v) => !isTimeFilterValue(v));
         if (bad.length > 0) {
-          problems.push(item(`filter[${inner}]: '${bad.join("', '")}' is not a time; ${TIME_FILTER_HINT}`, shown));
+          problems.push(
+            item(`filter[${inner}]: '${bad.join("', '")}' is not a time; ${TIME_FILTER_HINT}`, shown),
+          );
           continue;
         }
       }

@@ -17,7 +17,13 @@
  */
 import { sql } from 'kysely';
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
-import { parseTimePeriod, type ListFilter, type ListPage, type ListQuery, type ListSort } from '@svc/protocol';
+import {
+  parseTimePeriod,
+  type ListFilter,
+  type ListPage,
+  type ListQuery,
+  type ListSort,
+} from '@svc/protocol';
 
 /** An SQL column an API field maps to. `type` defaults to `text`; `time` is epoch milliseconds. */
 export interface SqlColumn {

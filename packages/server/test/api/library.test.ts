@@ -149,9 +149,9 @@ describe.each(STORES)('script library API on %s', (store) => {
     expect(firstError(rename).code).toBe('ERR_LIBRARY_SCRIPT_EXISTS');
     expect((await t.api.get(`/library/scripts/${second.id}`, asOperator)).json.data).toEqual(second);
     // Names differ by case: both may exist.
-    expect((await t.api.post('/library/scripts', { name: 'UNIQUE-ONE', script: 'x' }, asOperator)).status).toBe(
-      201,
-    );
+    expect(
+      (await t.api.post('/library/scripts', { name: 'UNIQUE-ONE', script: 'x' }, asOperator)).status,
+    ).toBe(201);
     // Keeping its own name is no clash.
     const same = await t.api.put(
       `/library/scripts/${first.id}`,
@@ -220,9 +220,9 @@ describe.each(STORES)('script library API on %s', (store) => {
     expect((await t.api.get(`/library/scripts/${script.id}`, asAdmin)).status).toBe(404);
     expect((await t.api.put(`/library/scripts/${script.id}`, full, asAdmin)).status).toBe(404);
     // The name is free again.
-    expect((await t.api.post('/library/scripts', { name: 'delete-me', script: 'x' }, asOperator)).status).toBe(
-      201,
-    );
+    expect(
+      (await t.api.post('/library/scripts', { name: 'delete-me', script: 'x' }, asOperator)).status,
+    ).toBe(201);
   });
 
   test('GET one takes fields[scripts]', async () => {
@@ -324,7 +324,9 @@ describe.each(STORES)('script library API on %s', (store) => {
 
       const bad = await list('filter[created_at]=yesterday');
       expect(bad.status).toBe(400);
-      expect(firstError(bad).title).toMatch(/^filter\[created_at\]: 'yesterday' is not a time; use an RFC 3339/);
+      expect(firstError(bad).title).toMatch(
+        /^filter\[created_at\]: 'yesterday' is not a time; use an RFC 3339/,
+      );
       const badField = await list('filter[script]=echo*');
       expect(badField.status).toBe(400);
       expect(firstError(badField).title).toBe(
