@@ -8,10 +8,10 @@ import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
 import type { LibraryScriptsTable } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
-  id: 'id',
-  name: 'name',
-  created_by: 'created_by',
-  created_at: { column: 'created_at', type: 'time' },
+  id: { column: 'id', notNull: true },
+  name: { column: 'name', notNull: true },
+  created_by: { column: 'created_by', notNull: true },
+  created_at: { column: 'created_at', type: 'time', notNull: true },
 };
 
 function toScript(row: Selectable<LibraryScriptsTable>): LibraryScript {

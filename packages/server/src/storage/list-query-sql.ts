@@ -29,6 +29,8 @@ import {
 export interface SqlColumn {
   column: string;
   type?: 'text' | 'number' | 'time';
+  /** A NOT NULL column sorts without the `col IS NULL` key, so an index on it can serve the ORDER BY. */
+  notNull?: boolean;
 }
 
 /** `{ apiField: 'sql_column' }` or `{ apiField: { column, type } }`; columns may be qualified (`t.col`). */
@@ -43,8 +45,8 @@ const resolveColumn = (columns: SqlColumnMap, field: string): Required<SqlColumn
   const entry = Object.prototype.hasOwnProperty.call(columns, field) ? columns[field] : undefined;
   if (entry === undefined) throw new Error(`list query: no SQL column mapped for field '${field}'`);
   return typeof entry === 'string'
-    ? { column: entry, type: 'text' }
-    : { column: entry.column, type: entry.type ?? 'text' };
+    ? { column: entry, type: 'text', notNull: false }
+    : { column: entry.column, type: entry.type ?? 'text', notNull: entry.notNull ?? false };
 };
 
 /** Escapes LIKE metacharacters (escape character `\`), then turns the wildcard `*` into `%`. */
@@ -107,7 +109,7 @@ export function orderByListSort<DB, TB extends keyof DB, O>(
     const col = resolveColumn(columns, s.field);
     used.add(col.column);
     const ref = sql.ref(col.column);
-    out = out.orderBy(sql`(${ref} is null)`, 'asc');
+    if (!col.notNull) out = out.orderBy(sql`(${ref} is null)`, 'asc');
     if (col.type === 'text') out = out.orderBy(sql`lower(${ref})`, s.direction);
     out = out.orderBy(ref, s.direction);
   }
