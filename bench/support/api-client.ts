@@ -30,6 +30,11 @@ export class ApiClient {
     return this.request('GET', path, undefined, headers);
   }
 
+  /** POST of a JSON body with the Bearer token; rejects on network errors and timeouts only. */
+  post(path: string, body: unknown): Promise<ApiAnswer> {
+    return this.request('POST', path, body);
+  }
+
   /** Any method, with an optional JSON body; rejects on network errors and timeouts only. */
   request(
     method: string,
@@ -84,6 +89,11 @@ export class ApiClient {
     if (typeof token.data?.token !== 'string')
       throw new Error(`login failed: HTTP ${answer.status} ${answer.body.slice(0, 300)}`);
     this.bearer = token.data.token;
+  }
+
+  /** The Authorization header of the logged-in client, for other load tools (autocannon). */
+  authHeaders(): Record<string, string> {
+    return this.bearer ? { authorization: `Bearer ${this.bearer}` } : {};
   }
 
   close(): void {

@@ -12,6 +12,8 @@
  *   matches in any filterable field. Several filter parameters (also the same one repeated) combine with AND.
  *   `*` in a value is a wildcard for any run of characters; matching is case-insensitive; an empty value
  *   matches empty values (null, missing, '', []).
+ * - On time fields (`ListSpec.timeFields`, SQL lists only) a filter value names a period instead:
+ *   `filter[created_at]=2024-05-01` matches that day (see time-filter.ts).
  * - `fields[<resource>]=a,b` keeps only those fields of each item.
  * - `page[limit]=N&page[offset]=M` on paginated lists only.
  *
@@ -19,6 +21,7 @@
  */
 import { AppError, ERROR_CODES } from './errors.js';
 import type { ErrorItem } from './errors.js';
+import { parseTimePeriod, TIME_FILTER_HINT } from './time-filter.js';
 
 /** What one list endpoint supports. */
 export interface ListSpec {
@@ -28,6 +31,12 @@ export interface ListSpec {
   /** Sort used when the request has no `sort`: a field, `-field` for descending, or several comma-separated. */
   defaultSort: string;
   filterable: readonly string[];
+  /**
+   * Filterable fields that hold times: their filter values are RFC 3339 times or prefixes of one (see
+   * time-filter.ts), and a filter on time fields alone with any other value is a 400. The SQL list maps them to
+   * `type: 'time'` columns; `applyListQuery` (in memory) does not know them.
+   */
+  timeFields?: readonly string[];
   /** Fields allowed in `fields[<resource>]`. */
   fields: readonly string[];
   /** Fields returned when the request has no `fields[<resource>]`; all fields when absent. */
@@ -120,6 +129,10 @@ const listOf = (names: readonly string[]): string => (names.length > 0 ? names.j
 
 const INTEGER = /^\d+$/;
 
+/** '' (no time), `*` alone (any time) or a time prefix. */
+const isTimeFilterValue = (value: string): boolean =>
+  value === '' || value.replace(/\*/g, '') === '' || parseTimePeriod(value) !== undefined;
+
 /**
  * Validates the list parameters of a request against the endpoint's spec. Every problem is collected; when there
  * is at least one, throws a single AppError (kind `invalid`, code `ERR_INVALID_QUERY`) whose title is the first
@@ -198,7 +211,17 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
         }
         continue;
       }
-      filters.push({ fields: [...new Set(names)], values: splitList(value) });
+      const values = splitList(value);
+      if (names.every((f) => spec.timeFields?.includes(f))) {
+        const bad = values.filter((v) => !isTimeFilterValue(v));
+        if (bad.length > 0) {
+          problems.push(
+            item(`filter[${inner}]: '${bad.join("', '")}' is not a time; ${TIME_FILTER_HINT}`, shown),
+          );
+          continue;
+        }
+      }
+      filters.push({ fields: [...new Set(names)], values });
       continue;
     }
 

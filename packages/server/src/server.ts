@@ -16,6 +16,7 @@ import { ClientRegistry } from './core/clients/client-registry.js';
 import { ClientsService } from './core/clients/clients-service.js';
 import { JobsService } from './core/jobs/jobs-service.js';
 import { registryJobClients } from './core/jobs/registry-job-clients.js';
+import { LibraryService } from './core/library/library-service.js';
 import { schedulePurge } from './core/clients/purge.js';
 import { PortPool } from './core/tunnels/port-pool.js';
 import { TunnelsService } from './core/tunnels/tunnels-service.js';
@@ -31,6 +32,7 @@ import { removeInterruptedWrites } from './infra/json-file.js';
 import { openDatabase, type Database } from './storage/database.js';
 import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
+import { SqlLibraryScriptRepository } from './storage/library-script-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
@@ -180,6 +182,7 @@ export async function startServer(
         clients: new ClientsService(clients),
         tunnels,
         jobs,
+        library: new LibraryService(new SqlLibraryScriptRepository(database), systemClock),
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),

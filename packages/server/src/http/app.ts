@@ -4,6 +4,7 @@ import type { Authenticator } from '../core/auth/authenticator.js';
 import type { ClientsAuthService } from '../core/clients-auth/clients-auth-service.js';
 import type { ClientsService } from '../core/clients/clients-service.js';
 import type { JobsService } from '../core/jobs/jobs-service.js';
+import type { LibraryService } from '../core/library/library-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
 import { registerAuthHook } from './auth.js';
@@ -20,6 +21,7 @@ import { listenerServerOptions, type ListenerLimits } from './server-limits.js';
 import { clientsAuthRoutes } from './routes/clients-auth.js';
 import { clientRoutes } from './routes/clients.js';
 import { commandRoutes } from './routes/commands.js';
+import { libraryRoutes } from './routes/library.js';
 import { loginRoutes } from './routes/login.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
@@ -32,6 +34,7 @@ export interface ApiDeps {
   clients: ClientsService;
   tunnels: TunnelsService;
   jobs: JobsService;
+  library: LibraryService;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -80,6 +83,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       clientRoutes(api, deps.clients);
       tunnelRoutes(api, deps.tunnels);
       commandRoutes(api, deps.jobs);
+      libraryRoutes(api, deps.library);
       done();
     },
     { prefix: API_PREFIX },

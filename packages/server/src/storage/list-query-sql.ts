@@ -6,6 +6,8 @@
  *   `lower(col)` with the lower-cased value (`=`), or with `LIKE … ESCAPE '\'` when the value has a `*`
  *   (`*` → `%`; `%`, `_` and `\` in the value are escaped so they match literally). `*` alone means "not null";
  *   an empty value matches NULL and ''. Numeric columns match numbers exactly; other values match nothing.
+ *   Time columns (epoch milliseconds) match the period a value names (`2024-05-01` = that UTC day, see
+ *   time-filter.ts in @svc/protocol) with `col >= from and col < to`, so an index on the column serves them.
  *   Caveat: SQLite's lower() folds ASCII letters only.
  * - sort: NULLs last in both directions (`col IS NULL` first, portable to MySQL which lacks NULLS LAST); text
  *   columns order by `lower(col)` then `col`. An optional tie-breaker column makes pagination deterministic.
@@ -15,12 +17,20 @@
  */
 import { sql } from 'kysely';
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
-import type { ListFilter, ListPage, ListQuery, ListSort } from '@svc/protocol';
+import {
+  parseTimePeriod,
+  type ListFilter,
+  type ListPage,
+  type ListQuery,
+  type ListSort,
+} from '@svc/protocol';
 
-/** An SQL column an API field maps to. `type` defaults to `text`. */
+/** An SQL column an API field maps to. `type` defaults to `text`; `time` is epoch milliseconds. */
 export interface SqlColumn {
   column: string;
-  type?: 'text' | 'number';
+  type?: 'text' | 'number' | 'time';
+  /** A NOT NULL column sorts without the `col IS NULL` key, so an index on it can serve the ORDER BY. */
+  notNull?: boolean;
 }
 
 /** `{ apiField: 'sql_column' }` or `{ apiField: { column, type } }`; columns may be qualified (`t.col`). */
@@ -35,8 +45,8 @@ const resolveColumn = (columns: SqlColumnMap, field: string): Required<SqlColumn
   const entry = Object.prototype.hasOwnProperty.call(columns, field) ? columns[field] : undefined;
   if (entry === undefined) throw new Error(`list query: no SQL column mapped for field '${field}'`);
   return typeof entry === 'string'
-    ? { column: entry, type: 'text' }
-    : { column: entry.column, type: entry.type ?? 'text' };
+    ? { column: entry, type: 'text', notNull: false }
+    : { column: entry.column, type: entry.type ?? 'text', notNull: entry.notNull ?? false };
 };
 
 /** Escapes LIKE metacharacters (escape character `\`), then turns the wildcard `*` into `%`. */
@@ -53,6 +63,10 @@ const valuePredicate = (col: Required<SqlColumn>, value: string): Expression<Sql
   if (value.replace(/\*/g, '') === '') return sql<SqlBool>`${ref} is not null`;
   if (col.type === 'number') {
     return NUMBER.test(value.trim()) ? sql<SqlBool>`${ref} = ${Number(value.trim())}` : FALSE;
+  }
+  if (col.type === 'time') {
+    const period = parseTimePeriod(value);
+    return period ? sql<SqlBool>`(${ref} >= ${period.fromMs} and ${ref} < ${period.toMs})` : FALSE;
   }
   const lowered = value.toLowerCase();
   if (!lowered.includes('*')) return sql<SqlBool>`lower(${ref}) = ${lowered}`;
@@ -95,7 +109,7 @@ export function orderByListSort<DB, TB extends keyof DB, O>(
     const col = resolveColumn(columns, s.field);
     used.add(col.column);
     const ref = sql.ref(col.column);
-    out = out.orderBy(sql`(${ref} is null)`, 'asc');
+    if (!col.notNull) out = out.orderBy(sql`(${ref} is null)`, 'asc');
     if (col.type === 'text') out = out.orderBy(sql`lower(${ref})`, s.direction);
     out = out.orderBy(ref, s.direction);
   }

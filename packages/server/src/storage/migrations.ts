@@ -118,6 +118,32 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.createIndex('jobs_multi_job_idx').on('jobs').column('multi_job_id').execute();
     },
   },
+  {
+    name: '005_library_scripts',
+    async up(db, engine) {
+      // MySQL's TEXT holds 64 KiB; a script may have up to 160 KiB.
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('library_scripts')
+          .addColumn('id', 'varchar(36)', (col) => col.primaryKey())
+          .addColumn('name', 'varchar(200)', (col) => col.notNull())
+          .addColumn('interpreter', 'varchar(4096)', (col) => col.notNull())
+          .addColumn('is_sudo', 'smallint', (col) => col.notNull())
+          .addColumn('cwd', 'varchar(4096)', (col) => col.notNull())
+          .addColumn('script', text, (col) => col.notNull())
+          .addColumn('created_by', 'varchar(150)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addUniqueConstraint('library_scripts_name_key', ['name']),
+      ).execute();
+      await db.schema
+        .createIndex('library_scripts_created_at_idx')
+        .on('library_scripts')
+        .column('created_at')
+        .execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

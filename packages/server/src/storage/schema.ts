@@ -126,3 +126,19 @@ export interface TunnelsTable {
 export interface StorageSchema {
   tunnels: TunnelsTable;
 }
+
+/** The script library (migration 005_library_scripts); `created_at` in epoch milliseconds, `is_sudo` 0/1. */
+export interface LibraryScriptsTable {
+  id: string;
+  name: string;
+  interpreter: string;
+  is_sudo: ColumnType<number | string | boolean, number, number>;
+  cwd: string;
+  script: string;
+  created_by: string;
+  created_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  library_scripts: LibraryScriptsTable;
+}

@@ -12,6 +12,9 @@ import { SqlJobRepository } from '../../src/storage/job-repository.js';
 import { parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
 import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
+import { SqlLibraryScriptRepository } from '../../src/storage/library-script-repository.js';
+import { LIBRARY_SCRIPT_LIST } from '../../src/core/library/library-list.js';
+import { MAX_SCRIPT_BYTES, type LibraryScript } from '@svc/protocol';
 import type { StoredTunnel } from '../../src/core/tunnels/ports.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
@@ -69,6 +72,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '002_clients',
           '003_tunnels',
           '004_jobs',
+          '005_library_scripts',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -639,6 +643,165 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await tunnels.listByClient('p-stale')).toEqual([]);
       expect(await tunnels.listByClient('p-recent')).toHaveLength(2);
       expect(await tunnels.listByClient('p-connected')).toHaveLength(2);
+    });
+  });
+
+  describe('library scripts', () => {
+    let scriptCounter = 0;
+    const newScript = (overrides: Partial<LibraryScript> = {}): LibraryScript => {
+      scriptCounter += 1;
+      return {
+        id: `10000000-0000-4000-8000-${String(scriptCounter).padStart(12, '0')}`,
+        name: `script ${scriptCounter}`,
+        interpreter: '',
+        is_sudo: false,
+        cwd: '',
+        script: 'echo hello\n',
+        created_by: 'alice',
+        created_at: new Date(Date.UTC(2031, 0, 1, 0, 0, scriptCounter, 7)).toISOString(),
+        ...overrides,
+      };
+    };
+    const conflictOf = async (promise: Promise<unknown>) => {
+      const err = await rejection(promise);
+      expect(err.kind).toBe('conflict');
+      expect(err.code).toBe(ERROR_CODES.libraryScriptExists);
+      return err;
+    };
+
+    it('stores every field: unicode, 160 KiB of script text, times past 2038 to the millisecond', async () => {
+      const library = new SqlLibraryScriptRepository(database);
+      const full = newScript({
+        name: `${'n'.repeat(190)} Zoë 用户 😀`,
+        interpreter: '/usr/local/bin/python3',
+        is_sudo: true,
+        cwd: '/var/tmp/ünïcode',
+        script: `#!/bin/sh\n${'é'.repeat(MAX_SCRIPT_BYTES / 2 - 6)}`,
+        created_by: 'Zoë 用户 😀',
+        created_at: '2100-01-01T00:00:00.123Z',
+      });
+      await library.insert(full);
+      expect(await library.get(full.id)).toEqual(full);
+      expect(await library.get('10000000-0000-4000-8000-ffffffffffff')).toBeUndefined();
+    });
+
+    it('replaces all fields but id and created_*, also with unchanged values; deletes once', async () => {
+      const library = new SqlLibraryScriptRepository(database);
+      const script = newScript();
+      await library.insert(script);
+      const changed = {
+        ...script,
+        name: `${script.name} v2`,
+        interpreter: 'powershell',
+        is_sudo: true,
+        cwd: 'C:\\Temp',
+        script: 'Write-Output 1',
+      };
+      expect(await library.replace(changed)).toBe(true);
+      expect(await library.get(script.id)).toEqual(changed);
+      // MySQL counts unchanged rows as not affected unless asked to count found rows.
+      expect(await library.replace(changed)).toBe(true);
+      expect(await library.replace({ ...changed, id: '10000000-0000-4000-8000-eeeeeeeeeeee' })).toBe(false);
+
+      expect(await library.delete(script.id)).toBe(true);
+      expect(await library.delete(script.id)).toBe(false);
+      expect(await library.get(script.id)).toBeUndefined();
+      expect(await library.replace(changed)).toBe(false);
+    });
+
+    it('keeps names unique, case-sensitively, on insert and on replace', async () => {
+      const library = new SqlLibraryScriptRepository(database);
+      const first = newScript({ name: 'Unique Name' });
+      const second = newScript({ name: 'unique name' });
+      await library.insert(first);
+      await library.insert(second);
+      const clash = await conflictOf(library.insert(newScript({ name: 'Unique Name' })));
+      expect(clash.message).toContain('Unique Name');
+      await conflictOf(library.replace({ ...second, name: 'Unique Name' }));
+      expect(await library.get(second.id)).toEqual(second);
+      // After a delete the name is free again.
+      expect(await library.delete(first.id)).toBe(true);
+      expect(await library.replace({ ...second, name: 'Unique Name' })).toBe(true);
+    });
+
+    it('lists with sort, filters (wildcards, created_at periods) and pages; count before paging', async () => {
+      const library = new SqlLibraryScriptRepository(database);
+      const ids: Record<string, string> = {};
+      const seed: [string, string, string][] = [
+        ['list-alpha', 'bob', '2032-03-01T10:00:00.000Z'],
+        ['list-Beta', 'alice', '2032-03-01T23:59:59.999Z'],
+        ['list-gamma 50%', 'carol', '2032-03-02T00:00:00.000Z'],
+        ['list-delta', 'bob', '2032-04-15T08:30:00.500Z'],
+      ];
+      for (const [name, created_by, created_at] of seed) {
+        const script = newScript({ name, created_by, created_at });
+        ids[name] = script.id;
+        await library.insert(script);
+      }
+      const names = async (query: Record<string, string | string[]>) =>
+        (
+          await library.list(parseListQuery({ 'filter[name]': 'list-*', ...query }, LIBRARY_SCRIPT_LIST))
+        ).data.map((s) => s.name);
+
+      expect(await names({})).toEqual(['list-alpha', 'list-Beta', 'list-delta', 'list-gamma 50%']);
+      expect(await names({ sort: '-name' })).toEqual([
+        'list-gamma 50%',
+        'list-delta',
+        'list-Beta',
+        'list-alpha',
+      ]);
+      expect(await names({ sort: ['created_by', '-created_at'] })).toEqual([
+        'list-Beta',
+        'list-delta',
+        'list-alpha',
+        'list-gamma 50%',
+      ]);
+      expect(await names({ sort: '-created_at' })).toEqual([
+        'list-delta',
+        'list-gamma 50%',
+        'list-Beta',
+        'list-alpha',
+      ]);
+      expect(await names({ sort: 'id' })).toEqual(
+        Object.entries(ids)
+          .sort(([, a], [, b]) => (a < b ? -1 : 1))
+          .map(([name]) => name),
+      );
+
+      expect(await names({ 'filter[name]': '*ETA' })).toEqual(['list-Beta']);
+      expect(await names({ 'filter[name]': '*50%' })).toEqual(['list-gamma 50%']);
+      expect(await names({ 'filter[name]': '*5%' })).toEqual([]);
+      expect(await names({ 'filter[created_by]': 'bob,CAROL' })).toEqual([
+        'list-alpha',
+        'list-delta',
+        'list-gamma 50%',
+      ]);
+      expect(await names({ 'filter[id]': ids['list-delta'] ?? '' })).toEqual(['list-delta']);
+      expect(await names({ 'filter[created_at]': '2032-03-01' })).toEqual(['list-alpha', 'list-Beta']);
+      expect(await names({ 'filter[created_at]': '2032-03' })).toEqual([
+        'list-alpha',
+        'list-Beta',
+        'list-gamma 50%',
+      ]);
+      expect(await names({ 'filter[created_at]': '2032-03-02T01:00+01:00' })).toEqual(['list-gamma 50%']);
+      expect(await names({ 'filter[created_at]': '2032-04-15T08:30:00.500Z,2032-03-01T10*' })).toEqual([
+        'list-alpha',
+        'list-delta',
+      ]);
+      expect(await names({ 'filter[created_at]': '2032-04-15T08:30:00.499Z' })).toEqual([]);
+      expect(
+        await names({ 'filter[created_by]': 'bob', 'filter[created_at]': '2032-03', sort: '-name' }),
+      ).toEqual(['list-alpha']);
+
+      const page = await library.list(
+        parseListQuery(
+          { 'filter[name]': 'list-*', sort: '-created_at', 'page[limit]': '2', 'page[offset]': '1' },
+          LIBRARY_SCRIPT_LIST,
+        ),
+      );
+      expect(page.count).toBe(4);
+      expect(page.data.map((s) => s.name)).toEqual(['list-gamma 50%', 'list-Beta']);
+      expect(page.data[0]).toEqual(await library.get(ids['list-gamma 50%'] ?? ''));
     });
   });
 });

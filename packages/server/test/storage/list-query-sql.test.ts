@@ -234,6 +234,45 @@ describe('list query on SQLite', () => {
     expect(compiled.parameters).toContain('a%');
   });
 
+  test('a NOT NULL column sorts without the IS NULL key, so an index can serve it', () => {
+    const query = parseListQuery({ sort: '-cpus' }, spec);
+    const options = { tieBreaker: 'item_id' };
+    const nullable = buildSqlList(base(), query, columns, options).compile().sql;
+    expect(nullable).toContain('("cpus" is null) asc');
+    const notNullColumns = { ...columns, cpus: { column: 'cpus', type: 'number' as const, notNull: true } };
+    const notNull = buildSqlList(base(), query, notNullColumns, options).compile().sql;
+    expect(notNull).not.toContain('is null');
+    expect(notNull).toContain('order by "cpus" desc, "item_id" asc');
+  });
+
+  test('time columns match the period a value names; other values match nothing', async () => {
+    // The cpus column stands in for epoch milliseconds: 4 ms after the epoch is in 1970-01-01T00:00:00.004.
+    const timeColumns = { ...columns, cpus: { column: 'cpus', type: 'time' as const } };
+    const timeSpec = { ...spec, timeFields: ['cpus'], pagination: { defaultLimit: 100, maxLimit: 100 } };
+    const timeIds = async (value: string) => {
+      const query = parseListQuery({ 'filter[cpus]': value }, timeSpec);
+      const { rows } = await executeSqlList(base(), query, timeColumns, { tieBreaker: 'item_id' });
+      return rows.map((r) => r.item_id);
+    };
+    expect(await timeIds('1970-01-01T00:00:00.004Z')).toEqual(['i01', 'i05']);
+    expect(await timeIds('1970-01-01T00:00:00.01')).toEqual(['i02']);
+    expect((await timeIds('1970-01-01T00:00:00.00*')).sort()).toEqual([
+      'i01',
+      'i03',
+      'i05',
+      'i06',
+      'i07',
+      'i08',
+      'i09',
+    ]);
+    expect(await timeIds('1970-01-01')).toHaveLength(8);
+    expect(await timeIds('1970-01-02')).toEqual([]);
+    expect(await timeIds('')).toEqual(['i04']);
+    const filter = { fields: ['cpus'], values: ['soon'] };
+    const { rows } = await executeSqlList(base(), { sort: [], filters: [filter] }, timeColumns);
+    expect(rows).toEqual([]);
+  });
+
   test('unmapped fields are a programming error', () => {
     const q: ListQuery = { sort: [], filters: [{ fields: ['nope'], values: ['x'] }] };
     expect(() => buildSqlList(base(), q, columns)).toThrow(/no SQL column mapped for field 'nope'/);

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  CreateLibraryScriptBody,
+  LibraryScript,
+  ListQuery,
+  ReplaceLibraryScriptBody,
+} from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import { libraryErrors } from './library-errors.js';
+import type { LibraryScriptRepository } from './ports.js';
+
+/** A script with its fields in the order the API shows them. */
+const withFields = (
+  own: Pick<LibraryScript, 'id' | 'created_by' | 'created_at'>,
+  body: ReplaceLibraryScriptBody,
+): LibraryScript => ({
+  id: own.id,
+  name: body.name,
+  interpreter: body.interpreter,
+  is_sudo: body.is_sudo,
+  cwd: body.cwd,
+  script: body.script,
+  created_by: own.created_by,
+  created_at: own.created_at,
+});
+
+/** The script library (spec 4.4): scripts kept by name for any authenticated user. */
+export class LibraryService {
+  constructor(
+    private readonly repository: LibraryScriptRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(body: CreateLibraryScriptBody, createdBy: string): Promise<LibraryScript> {
+    const script = withFields(
+      { id: randomUUID(), created_by: createdBy, created_at: this.clock.now().toISOString() },
+      body,
+    );
+    await this.repository.insert(script);
+    return script;
+  }
+
+  async get(id: string): Promise<LibraryScript> {
+    const script = await this.repository.get(id);
+    if (!script) throw libraryErrors.scriptNotFound(id);
+    return script;
+  }
+
+  /** A full replacement; id, created_by and created_at stay. */
+  async replace(id: string, body: ReplaceLibraryScriptBody): Promise<LibraryScript> {
+    const current = await this.get(id);
+    const next = withFields(current, body);
+    // Deleted in between: as unknown as if it had gone first.
+    if (!(await this.repository.replace(next))) throw libraryErrors.scriptNotFound(id);
+    return next;
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!(await this.repository.delete(id))) throw libraryErrors.scriptNotFound(id);
+  }
+
+  list(query: ListQuery): Promise<{ data: LibraryScript[]; count: number }> {
+    return this.repository.list(query);
+  }
+}

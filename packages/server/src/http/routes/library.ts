@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  createLibraryScriptBodySchema,
+  parseListQuery,
+  pickFields,
+  replaceLibraryScriptBodySchema,
+} from '@svc/protocol';
+import { LIBRARY_SCRIPT_ITEM, LIBRARY_SCRIPT_LIST } from '../../core/library/library-list.js';
+import type { LibraryService } from '../../core/library/library-service.js';
+import { callerOf } from '../auth.js';
+import { parseBody } from '../body.js';
+
+type Query = Record<string, unknown>;
+type ScriptParams = { Params: { id: string } };
+
+/** Spec 4.4: the script library, open to every authenticated user. */
+export function libraryRoutes(app: FastifyInstance, library: LibraryService): void {
+  app.post('/library/scripts', async (request, reply) => {
+    const body = parseBody(createLibraryScriptBodySchema, request.body);
+    const data = await library.create(body, callerOf(request).user.username);
+    return reply.status(201).send({ data });
+  });
+
+  app.get('/library/scripts', async (request) => {
+    const query = parseListQuery(request.query as Query, LIBRARY_SCRIPT_LIST);
+    const { data, count } = await library.list(query);
+    return { data: data.map((script) => pickFields(script, query.fields)), meta: { count } };
+  });
+
+  app.get<ScriptParams>('/library/scripts/:id', async (request) => {
+    const { fields } = parseListQuery(request.query as Query, LIBRARY_SCRIPT_ITEM);
+    return { data: pickFields(await library.get(request.params.id), fields) };
+  });
+
+  app.put<ScriptParams>('/library/scripts/:id', async (request) => {
+    const body = parseBody(replaceLibraryScriptBodySchema, request.body);
+    return { data: await library.replace(request.params.id, body) };
+  });
+
+  app.delete<ScriptParams>('/library/scripts/:id', async (request, reply) => {
+    await library.delete(request.params.id);
+    return reply.status(204).send();
+  });
+}
