@@ -6,6 +6,7 @@ import type { ClientsService } from '../core/clients/clients-service.js';
 import type { JobsService } from '../core/jobs/jobs-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
+import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { registerJsonBody } from './json-body.js';
@@ -24,6 +25,8 @@ import { loginRoutes } from './routes/login.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { userRoutes } from './routes/users.js';
+import { vaultAdminRoutes } from './routes/vault-admin.js';
+import { vaultRoutes } from './routes/vault.js';
 
 export interface ApiDeps {
   auth: Authenticator;
@@ -32,6 +35,7 @@ export interface ApiDeps {
   clients: ClientsService;
   tunnels: TunnelsService;
   jobs: JobsService;
+  vault: VaultService;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -80,6 +84,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       clientRoutes(api, deps.clients);
       tunnelRoutes(api, deps.tunnels);
       commandRoutes(api, deps.jobs);
+      vaultAdminRoutes(api, deps.vault);
+      vaultRoutes(api, deps.vault);
       done();
     },
     { prefix: API_PREFIX },
