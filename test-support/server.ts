@@ -111,7 +111,9 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const server: Record<string, unknown> = { address: '127.0.0.1:0', data_dir: dataDir, ...options.server };
   if (options.clientAuth) await seedClientAuth(options.clientAuth, server, database, dataDir);
 
-  const raw = { server, api, database };
+  // A given logger's level is also svcd's [logging] log_level (debug turns on the per-request lines).
+  const logging = options.logger ? { log_level: options.logger.level } : {};
+  const raw = { server, api, database, logging };
   const config = resolveConfigPaths(svcdConfigSchema.parse(raw), join(dataDir, 'svcd.conf'));
   const logger = options.logger ?? pino({ level: 'silent' });
   const tuning: ServerOptions = { vaultKdf: TEST_VAULT_KDF, ...options.tuning };
