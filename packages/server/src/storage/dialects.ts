@@ -60,10 +60,7 @@ export function sqliteFile(dbName: string, dataDir: string): string {
  * Opens a SQLite file in WAL mode. `synchronous` NORMAL: a commit survives a crash of svcd (kill -9) but a power
  * cut may lose the last ones; FULL also syncs the WAL at each commit, so a power cut loses nothing acknowledged.
  */
-export function openSqliteFile(
-  file: string,
-  synchronous: 'NORMAL' | 'FULL' = 'NORMAL',
-): SQLite.Database {
+export function openSqliteFile(file: string, synchronous: 'NORMAL' | 'FULL' = 'NORMAL'): SQLite.Database {
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     // Create the file owner-only before SQLite does (SQLite gives -wal/-shm files the same mode).

@@ -396,4 +396,26 @@ describe.each(STORES)('vault on %s', (store) => {
       ]);
     }
   });
+
+  test('of several inits at once exactly one wins; the others answer 409', async () => {
+    const fresh = await startTestServer({ store, users: [ADMIN] });
+    try {
+      const answers = await Promise.all(
+        ['pw-one', 'pw-two', 'pw-three'].map((password) =>
+          fresh.api.post('/vault-admin/init', { password }, { auth: asAdmin }),
+        ),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
+      const winner = ['pw-one', 'pw-two', 'pw-three'][answers.findIndex((a) => a.status === 201)];
+      expect((await fresh.api.delete('/vault-admin/sesame', { auth: asAdmin })).status).toBe(204);
+      const unlocks = await Promise.all(
+        [winner, winner].map((password) =>
+          fresh.api.post('/vault-admin/sesame', { password }, { auth: asAdmin }),
+        ),
+      );
+      expect(unlocks.map((a) => a.status).sort()).toEqual([201, 409]);
+    } finally {
+      await fresh.stop();
+    }
+  });
 });

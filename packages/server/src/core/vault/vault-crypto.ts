@@ -62,7 +62,10 @@ function open(key: Buffer, sealed: Buffer, aad: Buffer): Buffer | undefined {
   decipher.setAAD(aad);
   decipher.setAuthTag(tag);
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+    return Buffer.concat([
+      decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
   } catch {
     return undefined;
   }

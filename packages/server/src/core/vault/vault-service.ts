@@ -38,6 +38,8 @@ export class VaultService {
   /** Once seen initialized it stays so (there is no way back); until then the repository is asked. */
   #initialized = false;
   readonly #kdf: KdfParams;
+  /** Key derivations run one at a time: each takes ~64 MiB and a thread-pool thread for ~170 ms. */
+  #derivations: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly repository: VaultRepository,
@@ -57,6 +59,15 @@ export class VaultService {
 
   async init(caller: VaultCaller, password: string): Promise<void> {
     assertAdmin(caller, 'the vault');
+    return this.#oneAtATime(() => this.#init(caller, password));
+  }
+
+  async unlock(caller: VaultCaller, password: string): Promise<void> {
+    assertAdmin(caller, 'the vault');
+    return this.#oneAtATime(() => this.#unlock(password));
+  }
+
+  async #init(caller: VaultCaller, password: string): Promise<void> {
     if (await this.#isInitialized()) throw vaultErrors.alreadyInitialized();
     const { record, dataKey } = await createVaultKey(password, this.#kdf);
     if (!(await this.repository.saveKey(record, caller.username, this.clock.now().getTime()))) {
@@ -68,17 +79,14 @@ export class VaultService {
     this.#setKey(dataKey);
   }
 
-  async unlock(caller: VaultCaller, password: string): Promise<void> {
-    assertAdmin(caller, 'the vault');
+  async #unlock(password: string): Promise<void> {
     const record = await this.repository.readKey();
     if (!record) throw vaultErrors.notInitialized();
     this.#initialized = true;
     if (this.#dataKey) throw vaultErrors.alreadyUnlocked();
     const dataKey = await openVaultKey(password, record);
     if (!dataKey) throw vaultErrors.wrongPassword();
-    // Another unlock may have finished during the derivation; its key is the same one.
-    if (this.#dataKey) dataKey.fill(0);
-    else this.#setKey(dataKey);
+    this.#setKey(dataKey);
   }
 
   async lock(caller: VaultCaller): Promise<void> {
@@ -182,6 +190,12 @@ export class VaultService {
   async #isInitialized(): Promise<boolean> {
     if (!this.#initialized) this.#initialized = (await this.repository.readKey()) !== undefined;
     return this.#initialized;
+  }
+
+  #oneAtATime<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#derivations.then(task);
+    this.#derivations = run.catch(() => undefined);
+    return run;
   }
 
   #setKey(key: Buffer | undefined): void {
