@@ -3,6 +3,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { VaultRepository } from '../core/vault/ports.js';
 import type { Database } from './database.js';
 import { openSqliteFile, sqliteFile } from './dialects.js';
+import { cachingStatements } from './sqlite-statement-cache.js';
 import { describeDriverError } from './errors.js';
 import { migrateToLatest } from './migrations.js';
 import type { VaultSchema } from './schema.js';
@@ -46,7 +47,9 @@ export async function openVaultStorage(
   const file = vaultFile(settings.db_name, dataDir);
   let db: Kysely<VaultSchema> | undefined;
   try {
-    db = new Kysely<VaultSchema>({ dialect: new SqliteDialect({ database: openSqliteFile(file, 'FULL') }) });
+    db = new Kysely<VaultSchema>({
+      dialect: new SqliteDialect({ database: cachingStatements(openSqliteFile(file, 'FULL')) }),
+    });
     await sql`select 1`.execute(db);
     await migrateToLatest(db, 'sqlite', VAULT_SCHEMA);
   } catch (err) {

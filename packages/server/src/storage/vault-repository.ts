@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import type { ListQuery, VaultEntryType, VaultListItem } from '@svc/protocol';
 import type {
   NewVaultEntry,
@@ -37,10 +37,15 @@ const toEntry = (row: Selectable<VaultEntriesTable>): StoredVaultEntry => ({
 
 /** The vault's tables (vault-migrations.ts) through Kysely, on any of the three engines. */
 export class SqlVaultRepository implements VaultRepository {
+  /** GET /vault/{id} is the hot path: its query is built and compiled once, only the id changes. */
+  readonly #getById: CompiledQuery<Selectable<VaultEntriesTable>>;
+
   constructor(
     private readonly db: Kysely<VaultSchema>,
     private readonly engine: DbEngine,
-  ) {}
+  ) {
+    this.#getById = db.selectFrom('vault_entries').selectAll().where('id', '=', 0).compile();
+  }
 
   readKey(): Promise<VaultKeyRecord | undefined> {
     return withStorageErrors(async () => {
@@ -99,11 +104,8 @@ export class SqlVaultRepository implements VaultRepository {
 
   get(id: number): Promise<StoredVaultEntry | undefined> {
     return withStorageErrors(async () => {
-      const row = await this.db
-        .selectFrom('vault_entries')
-        .selectAll()
-        .where('id', '=', id)
-        .executeTakeFirst();
+      const query: CompiledQuery<Selectable<VaultEntriesTable>> = { ...this.#getById, parameters: [id] };
+      const [row] = (await this.db.executeQuery(query)).rows;
       return row ? toEntry(row) : undefined;
     });
   }
