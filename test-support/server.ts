@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { svcdConfigSchema, type SvcdConfig } from '../packages/server/src/config/schema.js';
 import { startServer, type RunningServer, type ServerOptions } from '../packages/server/src/server.js';
 import { resolveConfigPaths } from '../packages/server/src/cli/resolve-paths.js';
@@ -42,15 +42,20 @@ export const OPERATOR: SeedUser = {
 };
 
 export interface TestServer {
-  server: RunningServer;
-  api: ApiClient;
+  readonly server: RunningServer;
+  readonly api: ApiClient;
   config: SvcdConfig;
   dataDir: string;
   store: StoreKind;
   /** Path of the user file for the file store. */
   userFile?: string;
+  /** Stops svcd and starts it again on the same data and database (the API port changes). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** Cheap scrypt parameters for tests; one test elsewhere uses the production ones. */
+export const TEST_VAULT_KDF = { algorithm: 'scrypt', N: 1024, r: 8, p: 1 } as const;
 
 export interface TestServerOptions {
   store: StoreKind;
@@ -62,6 +67,8 @@ export interface TestServerOptions {
   clientAuth?: { source: 'static' | 'file' | 'table'; entries: Record<string, string> };
   /** Settings that are not configuration keys (e.g. a shorter tunnel idle minute). */
   tuning?: ServerOptions;
+  /** Where svcd logs; silent by default. */
+  logger?: Logger;
 }
 
 /** bcrypt cost 4 keeps seeding fast; svcd itself hashes at cost 10. */
@@ -104,19 +111,35 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const server: Record<string, unknown> = { address: '127.0.0.1:0', data_dir: dataDir, ...options.server };
   if (options.clientAuth) await seedClientAuth(options.clientAuth, server, database, dataDir);
 
-  const raw = { server, api, database };
+  // A given logger's level is also svcd's [logging] log_level (debug turns on the per-request lines).
+  const logging = options.logger ? { log_level: options.logger.level } : {};
+  const raw = { server, api, database, logging };
   const config = resolveConfigPaths(svcdConfigSchema.parse(raw), join(dataDir, 'svcd.conf'));
-  const running = await startServer(config, pino({ level: 'silent' }), options.tuning);
-  if (!running.apiUrl) throw new Error('test server has no API');
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const tuning: ServerOptions = { vaultKdf: TEST_VAULT_KDF, ...options.tuning };
+  const start = async () => {
+    const started = await startServer(config, logger, tuning);
+    if (!started.apiUrl) throw new Error('test server has no API');
+    return { running: started, api: createApiClient(started.apiUrl) };
+  };
+  let current = await start();
   return {
-    server: running,
-    api: createApiClient(running.apiUrl),
+    get server() {
+      return current.running;
+    },
+    get api() {
+      return current.api;
+    },
     config,
     dataDir,
     store: options.store,
     ...(userFile ? { userFile } : {}),
+    async restart() {
+      await current.running.close();
+      current = await start();
+    },
     async stop() {
-      await running.close();
+      await current.running.close();
       for (const cleanup of cleanups.reverse()) await cleanup();
     },
   };

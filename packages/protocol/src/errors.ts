@@ -71,6 +71,14 @@ export const ERROR_CODES = {
   uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
   libraryScriptNotFound: 'ERR_LIBRARY_SCRIPT_NOT_FOUND',
   libraryScriptExists: 'ERR_LIBRARY_SCRIPT_EXISTS',
+  vaultNotInitialized: 'ERR_VAULT_NOT_INITIALIZED',
+  vaultAlreadyInitialized: 'ERR_VAULT_ALREADY_INITIALIZED',
+  vaultLocked: 'ERR_VAULT_LOCKED',
+  vaultAlreadyUnlocked: 'ERR_VAULT_ALREADY_UNLOCKED',
+  vaultWrongPassword: 'ERR_VAULT_WRONG_PASSWORD',
+  vaultEntryNotFound: 'ERR_VAULT_ENTRY_NOT_FOUND',
+  vaultEntryExists: 'ERR_VAULT_ENTRY_EXISTS',
+  vaultGroupRequired: 'ERR_VAULT_GROUP_REQUIRED',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

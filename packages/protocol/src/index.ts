@@ -12,3 +12,4 @@ export * from './api/clients-auth.js';
 export * from './api/jobs.js';
 export * from './api/tunnels.js';
 export * from './api/library.js';
+export * from './api/vault.js';

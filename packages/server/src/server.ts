@@ -8,6 +8,8 @@ import { CachedSessionStore } from './core/auth/session-check-cache.js';
 import { systemClock } from './core/auth/ports.js';
 import type { UserStore } from './core/users/user-store.js';
 import { UsersService } from './core/users/users-service.js';
+import type { KdfParams } from './core/vault/vault-crypto.js';
+import { VaultService } from './core/vault/vault-service.js';
 import type { ClientConnections } from './core/clients-auth/client-auth-store.js';
 import { ClientsAuthService } from './core/clients-auth/clients-auth-service.js';
 import { ClientCredentialChecker, refuseAllClients } from './core/clients-auth/credential-checker.js';
@@ -37,6 +39,7 @@ import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
+import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
@@ -67,9 +70,17 @@ export interface ServerOptions {
   /** Agent-link limits that are not configuration keys (tests, benchmarks). */
   agentLink?: Partial<AgentLinkTuning>;
   tunnels?: Partial<TunnelTuning>;
+  /** scrypt cost of a new vault; tests pass cheaper parameters than the production ones. */
+  vaultKdf?: KdfParams;
 }
 
-type Opened = { api?: FastifyInstance; clients?: AgentLink; tunnels?: TunnelsService; database: Database };
+type Opened = {
+  api?: FastifyInstance;
+  clients?: AgentLink;
+  tunnels?: TunnelsService;
+  vault?: VaultStorage;
+  database: Database;
+};
 
 /** Wires the adapters together and starts the listeners. `config` has its paths already resolved. */
 export async function startServer(
@@ -111,6 +122,13 @@ export async function startServer(
     if (!clientAuthStore)
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
     const connections: ClientConnections = clients;
+
+    opened.vault = await openVaultStorage(database, config.database, dataDir);
+    // Every start finds the vault locked (DESIGN: vault after restart); the data key lives only in memory.
+    const vault = new VaultService(opened.vault.repository, systemClock, {
+      ...(options.vaultKdf ? { kdf: options.vaultKdf } : {}),
+    });
+    logger.info({ storage: opened.vault.description }, 'vault storage opened');
 
     const jobs = new JobsService(
       new SqlJobRepository(database),
@@ -183,6 +201,7 @@ export async function startServer(
         tunnels,
         jobs,
         library: new LibraryService(new SqlLibraryScriptRepository(database), systemClock),
+        vault,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),
@@ -270,5 +289,6 @@ async function closeAll(opened: Opened) {
   if (opened.api) await closeApi(opened.api);
   await opened.clients?.close();
   await opened.tunnels?.closeAll();
+  await opened.vault?.close();
   await opened.database.close();
 }

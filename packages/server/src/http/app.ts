@@ -7,6 +7,7 @@ import type { JobsService } from '../core/jobs/jobs-service.js';
 import type { LibraryService } from '../core/library/library-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
+import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { registerJsonBody } from './json-body.js';
@@ -26,6 +27,8 @@ import { loginRoutes } from './routes/login.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { userRoutes } from './routes/users.js';
+import { vaultAdminRoutes } from './routes/vault-admin.js';
+import { vaultRoutes } from './routes/vault.js';
 
 export interface ApiDeps {
   auth: Authenticator;
@@ -35,6 +38,7 @@ export interface ApiDeps {
   tunnels: TunnelsService;
   jobs: JobsService;
   library: LibraryService;
+  vault: VaultService;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -84,6 +88,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       tunnelRoutes(api, deps.tunnels);
       commandRoutes(api, deps.jobs);
       libraryRoutes(api, deps.library);
+      vaultAdminRoutes(api, deps.vault);
+      vaultRoutes(api, deps.vault);
       done();
     },
     { prefix: API_PREFIX },

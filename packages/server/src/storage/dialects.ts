@@ -56,7 +56,11 @@ export function sqliteFile(dbName: string, dataDir: string): string {
   return resolve(dataDir, dbName.trim() === '' ? 'svcd.db' : dbName);
 }
 
-function openSqliteFile(file: string): SQLite.Database {
+/**
+ * Opens a SQLite file in WAL mode. `synchronous` NORMAL: a commit survives a crash of svcd (kill -9) but a power
+ * cut may lose the last ones; FULL also syncs the WAL at each commit, so a power cut loses nothing acknowledged.
+ */
+export function openSqliteFile(file: string, synchronous: 'NORMAL' | 'FULL' = 'NORMAL'): SQLite.Database {
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     // Create the file owner-only before SQLite does (SQLite gives -wal/-shm files the same mode).
@@ -67,7 +71,7 @@ function openSqliteFile(file: string): SQLite.Database {
     db.pragma('journal_mode = WAL');
     // In WAL mode NORMAL cannot corrupt the database; a power cut may lose the last commits, and it saves an
     // fsync on the event loop for every write (a login writes its session row).
-    db.pragma('synchronous = NORMAL');
+    db.pragma(`synchronous = ${synchronous}`);
     db.pragma('foreign_keys = ON');
     db.pragma(`busy_timeout = ${CONNECT_TIMEOUT_MS}`);
   } catch (err) {

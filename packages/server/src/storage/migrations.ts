@@ -5,7 +5,7 @@ import { withTableOptions } from './ddl.js';
 import { describeDriverError } from './errors.js';
 
 /** One step of svcd's own schema. `up` gets the engine for the few places where dialects differ. */
-interface SchemaMigration {
+export interface SchemaMigration {
   name: string;
   up(db: Kysely<unknown>, engine: DbEngine): Promise<void>;
 }
@@ -150,30 +150,46 @@ export const MIGRATION_TABLE = 'svcd_migrations';
 export const MIGRATION_LOCK_TABLE = 'svcd_migrations_lock';
 
 class InCodeMigrationProvider implements MigrationProvider {
-  readonly #engine: DbEngine;
-
-  constructor(engine: DbEngine) {
-    this.#engine = engine;
-  }
+  constructor(
+    private readonly steps: readonly SchemaMigration[],
+    private readonly engine: DbEngine,
+  ) {}
 
   getMigrations(): Promise<Record<string, Migration>> {
     const migrations: Record<string, Migration> = {};
-    for (const step of MIGRATIONS) migrations[step.name] = { up: (db) => step.up(db, this.#engine) };
+    for (const step of this.steps) migrations[step.name] = { up: (db) => step.up(db, this.engine) };
     return Promise.resolve(migrations);
   }
 }
+
+/** A migration list and the tables that record it. */
+export interface MigrationSet {
+  steps: readonly SchemaMigration[];
+  table: string;
+  lockTable: string;
+}
+
+const MAIN_SCHEMA: MigrationSet = {
+  steps: MIGRATIONS,
+  table: MIGRATION_TABLE,
+  lockTable: MIGRATION_LOCK_TABLE,
+};
 
 /**
  * Brings the schema up to date. Safe to run on every start and from several nodes at once (Kysely takes a
  * lock: an advisory lock on PostgreSQL, GET_LOCK on MySQL). A database migrated by a newer svcd (with steps
  * this one does not know) is refused.
  */
-export async function migrateToLatest<DB>(db: Kysely<DB>, engine: DbEngine): Promise<void> {
+export async function migrateToLatest<DB>(
+  db: Kysely<DB>,
+  engine: DbEngine,
+  set: MigrationSet = MAIN_SCHEMA,
+): Promise<void> {
   const migrator = new Migrator({
     db,
-    provider: new InCodeMigrationProvider(engine),
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    provider: new InCodeMigrationProvider(set.steps, engine),
+    migrationTableName: set.table,
+    migrationLockTableName: set.lockTable,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {

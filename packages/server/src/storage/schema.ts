@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * Epoch milliseconds in a BIGINT column. Integers avoid the engines' datetime differences; PostgreSQL's
@@ -142,3 +142,36 @@ export interface LibraryScriptsTable {
 export interface StorageSchema {
   library_scripts: LibraryScriptsTable;
 }
+/** The vault's key record (vault migration 001): one row, id 1, written by POST /vault-admin/init. */
+export interface VaultKeyTable {
+  id: number;
+  /** JSON of the KDF parameters, e.g. {"algorithm":"scrypt","N":65536,"r":8,"p":1}. */
+  kdf: string;
+  salt: string;
+  wrapped_key: string;
+  created_at: EpochMillis;
+  created_by: string;
+}
+
+/** Vault entries (vault migration 001); `value` holds the sealed value in base64, never plaintext. */
+export interface VaultEntriesTable {
+  id: Generated<number>;
+  client_id: string;
+  required_group: string;
+  key: string;
+  value: string;
+  type: string;
+  created_at: EpochMillis;
+  updated_at: EpochMillis;
+  created_by: string;
+  updated_by: string;
+}
+
+/**
+ * The vault's tables: in their own SQLite file, or next to svcd's tables on PostgreSQL/MySQL. A type alias, not
+ * an interface: `Kysely.withTables` wants a type with an implicit index signature.
+ */
+export type VaultSchema = {
+  vault_key: VaultKeyTable;
+  vault_entries: VaultEntriesTable;
+};

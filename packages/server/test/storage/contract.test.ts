@@ -17,6 +17,12 @@ import { LIBRARY_SCRIPT_LIST } from '../../src/core/library/library-list.js';
 import { MAX_SCRIPT_BYTES, type LibraryScript } from '@svc/protocol';
 import type { StoredTunnel } from '../../src/core/tunnels/ports.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
+import { openVaultStorage, vaultFile, type VaultStorage } from '../../src/storage/open-vault-storage.js';
+import { sqliteFile } from '../../src/storage/dialects.js';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { NewVaultEntry } from '../../src/core/vault/ports.js';
+import { VAULT_LIST } from '../../src/core/vault/vault-list.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
 
 /** Each test gets its own user tables inside the engine's fresh database. */
@@ -802,6 +808,131 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(page.count).toBe(4);
       expect(page.data.map((s) => s.name)).toEqual(['list-gamma 50%', 'list-Beta']);
       expect(page.data[0]).toEqual(await library.get(ids['list-gamma 50%'] ?? ''));
+    });
+  });
+
+  describe('vault', () => {
+    let vault: VaultStorage;
+    beforeAll(async () => {
+      vault = await openVaultStorage(database, testDb.settings, testDb.dataDir);
+    });
+    afterAll(() => vault?.close());
+
+    const entry = (overrides: Partial<NewVaultEntry> = {}): NewVaultEntry => ({
+      client_id: '',
+      required_group: '',
+      key: 'k',
+      value: 'AXNlYWxlZA==',
+      type: 'secret',
+      created_at: 4_102_444_800_123,
+      updated_at: 4_102_444_800_123,
+      created_by: 'Zoë 用户 😀',
+      updated_by: 'Zoë 用户 😀',
+      ...overrides,
+    });
+
+    it('migrates in its own migration table, again without change', async () => {
+      const again = await openVaultStorage(database, testDb.settings, testDb.dataDir);
+      await again.close();
+      if (engine === 'sqlite') {
+        const file = vaultFile(testDb.settings.db_name, testDb.dataDir);
+        expect(file).toBe(join(dirname(sqliteFile(testDb.settings.db_name, testDb.dataDir)), 'vault.db'));
+        expect(existsSync(file)).toBe(true);
+      } else {
+        const rows = await database.db
+          .withTables<{ svcd_vault_migrations: { name: string } }>()
+          .selectFrom('svcd_vault_migrations')
+          .select('name')
+          .execute();
+        expect(rows.map((r) => r.name)).toEqual(['001_vault']);
+      }
+    });
+
+    it('keeps one key record: the first save wins', async () => {
+      expect(await vault.repository.readKey()).toBeUndefined();
+      const record = {
+        kdf: { algorithm: 'scrypt' as const, N: 1024, r: 8, p: 1 },
+        salt: Buffer.alloc(16, 7),
+        wrappedKey: Buffer.alloc(60, 9),
+      };
+      expect(await vault.repository.saveKey(record, 'admin', 1_700_000_000_000)).toBe(true);
+      expect(await vault.repository.saveKey({ ...record, salt: Buffer.alloc(16, 1) }, 'other', 1)).toBe(
+        false,
+      );
+      expect(await vault.repository.readKey()).toEqual(record);
+    });
+
+    it('stores entries with integer ids, keeps (client_id, key) unique, updates and deletes', async () => {
+      const repo = vault.repository;
+      const a = await repo.insert(entry({ key: 'c-a' }));
+      const b = await repo.insert(entry({ key: 'c-a', client_id: 'client-1', type: 'text' }));
+      expect(typeof a).toBe('number');
+      expect(b).toBe((a as number) + 1);
+      expect(await repo.insert(entry({ key: 'c-a' }))).toBe('duplicate');
+      expect(await repo.get(b as number)).toEqual({
+        id: b,
+        ...entry({ key: 'c-a', client_id: 'client-1', type: 'text' }),
+      });
+      expect(await repo.get(999_999)).toBeUndefined();
+
+      const change = {
+        client_id: 'client-1',
+        required_group: 'Team',
+        key: 'c-b',
+        value: 'bmV3',
+        type: 'markdown' as const,
+        updated_at: 4_102_444_800_999,
+        updated_by: 'bob',
+      };
+      expect(await repo.update(b as number, change)).toBe('updated');
+      expect(await repo.get(b as number)).toMatchObject({ ...change, created_by: 'Zoë 用户 😀' });
+      expect(await repo.update(b as number, { ...change, client_id: '', key: 'c-a' })).toBe('duplicate');
+      expect(await repo.update(999_999, change)).toBe('missing');
+
+      expect(await repo.delete(a as number)).toBe(true);
+      expect(await repo.delete(a as number)).toBe(false);
+      expect(await repo.delete(b as number)).toBe(true);
+    });
+
+    it('lists the five list fields only, filtered, sorted and paged', async () => {
+      const repo = vault.repository;
+      const ids: number[] = [];
+      for (const [client_id, key, at] of [
+        ['l-2', 'Beta', 3],
+        ['l-1', 'alpha', 2],
+        ['l-3', 'gamma', 1],
+      ] as const) {
+        ids.push(
+          (await repo.insert(entry({ client_id, key, created_at: at, created_by: 'lister' }))) as number,
+        );
+      }
+      const query = parseListQuery(
+        { 'filter[created_by]': 'lister', sort: 'key', 'page[limit]': '2' },
+        VAULT_LIST,
+      );
+      const { data, count } = await repo.list(query);
+      expect(count).toBe(3);
+      expect(data).toEqual([
+        {
+          id: ids[1],
+          client_id: 'l-1',
+          created_by: 'lister',
+          created_at: new Date(2).toISOString(),
+          key: 'alpha',
+        },
+        {
+          id: ids[0],
+          client_id: 'l-2',
+          created_by: 'lister',
+          created_at: new Date(3).toISOString(),
+          key: 'Beta',
+        },
+      ]);
+      const byDate = await repo.list(
+        parseListQuery({ 'filter[client_id]': 'l-*', sort: '-created_at' }, VAULT_LIST),
+      );
+      expect(byDate.data.map((e) => e.key)).toEqual(['Beta', 'alpha', 'gamma']);
+      for (const id of ids) await repo.delete(id);
     });
   });
 });
