@@ -69,6 +69,8 @@ export const ERROR_CODES = {
   noFreePort: 'ERR_NO_FREE_PORT',
   jobNotFound: 'ERR_JOB_NOT_FOUND',
   uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
+  clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
+  clientGroupExists: 'ERR_CLIENT_GROUP_EXISTS',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -10,3 +10,4 @@ export * from './agent/jobs.js';
 export * from './api/clients-auth.js';
 export * from './api/jobs.js';
 export * from './api/tunnels.js';
+export * from './api/client-groups.js';

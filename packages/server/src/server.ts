@@ -14,6 +14,7 @@ import { ClientCredentialChecker, refuseAllClients } from './core/clients-auth/c
 import type { SvcdConfig } from './config/schema.js';
 import { ClientRegistry } from './core/clients/client-registry.js';
 import { ClientsService } from './core/clients/clients-service.js';
+import { ClientGroupsService } from './core/client-groups/client-groups-service.js';
 import { JobsService } from './core/jobs/jobs-service.js';
 import { registryJobClients } from './core/jobs/registry-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
@@ -29,6 +30,7 @@ import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-di
 import { createJwtSigner } from './infra/jwt-signer.js';
 import { removeInterruptedWrites } from './infra/json-file.js';
 import { openDatabase, type Database } from './storage/database.js';
+import { SqlClientGroupRepository } from './storage/client-group-repository.js';
 import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
@@ -110,6 +112,8 @@ export async function startServer(
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
     const connections: ClientConnections = clients;
 
+    // Also what multi-client commands resolve `group_ids` with (membersOf).
+    const clientGroups = new ClientGroupsService(new SqlClientGroupRepository(database), clients);
     const jobs = new JobsService(
       new SqlJobRepository(database),
       registryJobClients(clients),
@@ -177,7 +181,8 @@ export async function startServer(
       const api = await buildApi({
         auth,
         users: new UsersService(users, hasher),
-        clients: new ClientsService(clients),
+        clients: new ClientsService(clients, clientGroups),
+        clientGroups,
         tunnels,
         jobs,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {

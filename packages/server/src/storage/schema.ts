@@ -126,3 +126,14 @@ export interface TunnelsTable {
 export interface StorageSchema {
   tunnels: TunnelsTable;
 }
+
+/** Client groups (migration 005_client_groups); `params` is the group's rules as JSON text. */
+export interface ClientGroupsTable {
+  id: string;
+  description: string;
+  params: string;
+}
+
+export interface StorageSchema {
+  client_groups: ClientGroupsTable;
+}

@@ -69,6 +69,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '002_clients',
           '003_tunnels',
           '004_jobs',
+          '005_client_groups',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
