@@ -51,6 +51,8 @@ export interface RunningServer {
   readonly clients: ClientRegistry;
   /** Tunnels of the connected clients. */
   readonly tunnels: TunnelsService;
+  /** Client groups; `membersOf` resolves the `group_ids` of multi-client commands. */
+  readonly clientGroups: ClientGroupsService;
   /** Re-reads the user file (SIGUSR1). */
   reloadUsers(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
@@ -234,6 +236,7 @@ export async function startServer(
       fingerprint: hostKey.fingerprint,
       clients,
       tunnels,
+      clientGroups,
       reloadUsers: () => users?.reload() ?? Promise.resolve(),
       async close() {
         clearInterval(purge);

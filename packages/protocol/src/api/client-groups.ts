@@ -66,11 +66,14 @@ export const labelPatternSchema = patternSchema.superRefine((entry, ctx) => {
 
 const paramValueSchema = (pattern: z.ZodType<string>) =>
   z
-    .union([
-      patternsSchema(pattern),
-      z.strictObject({ and: patternsSchema(pattern) }),
-      z.strictObject({ or: patternsSchema(pattern) }),
-    ])
+    .union(
+      [
+        patternsSchema(pattern),
+        z.strictObject({ and: patternsSchema(pattern) }),
+        z.strictObject({ or: patternsSchema(pattern) }),
+      ],
+      { error: 'must be null, a list of strings, {"and": [strings]} or {"or": [strings]} (one key only)' },
+    )
     .nullable()
     .default(null);
 
@@ -103,7 +106,7 @@ export const clientGroupParamsSchema = z
     if (p.labels !== null && p.label !== null) {
       ctx.addIssue({
         code: 'custom',
-        message: "give labels or label (two spellings of one param), not both",
+        message: 'give labels or label (two spellings of one param), not both',
         path: ['label'],
         input: p.label,
       });

@@ -53,7 +53,10 @@ export class SqlClientGroupRepository implements ClientGroupRepository {
 
   delete(id: string): Promise<boolean> {
     return withStorageErrors(async () => {
-      const result = await this.database.db.deleteFrom('client_groups').where('id', '=', id).executeTakeFirst();
+      const result = await this.database.db
+        .deleteFrom('client_groups')
+        .where('id', '=', id)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     });
   }

@@ -57,7 +57,12 @@ const CASES: [string, Record<string, unknown>, ClientRecord, boolean][] = [
   ['several wildcards in order', { name: ['*web*one*'] }, WEB, true],
   ['several wildcards out of order', { name: ['*one*web*'] }, WEB, false],
   ['a lone wildcard matches any value', { os_kernel: ['*'] }, WEB, true],
-  ['os_arch, os_family, os_kernel', { os_arch: ['AMD64'], os_family: ['debian'], os_kernel: ['linux'] }, WEB, true],
+  [
+    'os_arch, os_family, os_kernel',
+    { os_arch: ['AMD64'], os_family: ['debian'], os_kernel: ['linux'] },
+    WEB,
+    true,
+  ],
   ['version with a wildcard', { version: ['0.9.*'] }, WEB, true],
   ['address as listed (masked, with port)', { address: ['203.0.113.*'] }, WEB, true],
   ['client_auth_id', { client_auth_id: ['AGENTS-*'] }, WEB, true],
@@ -150,7 +155,7 @@ describe('client group params schema', () => {
   });
 
   test.each([
-    [{ tags: ['a'] }, "Unrecognized key"],
+    [{ tags: ['a'] }, 'Unrecognized key'],
     [{ connection_state: ['connected'] }, 'Unrecognized key'],
     [{ tag: [] }, 'tag: must list at least one value'],
     [{ tag: { and: ['a'], or: ['b'] } }, 'tag'],

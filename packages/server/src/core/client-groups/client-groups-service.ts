@@ -104,7 +104,11 @@ export class ClientGroupsService implements GroupClassifier {
     return matcher;
   }
 
-  private present(group: StoredClientGroup, records: readonly ClientRecord[], withMembers: boolean): ClientGroup {
+  private present(
+    group: StoredClientGroup,
+    records: readonly ClientRecord[],
+    withMembers: boolean,
+  ): ClientGroup {
     const clientIds: string[] = [];
     let connected = 0;
     if (withMembers) {

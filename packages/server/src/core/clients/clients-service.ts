@@ -57,7 +57,10 @@ export class ClientsService {
       : applyListQuery(byId(), rest, accessor);
     return {
       data: page.data.map((record) =>
-        pickFields({ ...(record as ClientRecord), groups: accessor(record as ClientRecord, GROUPS_FIELD) as string[] }, fields),
+        pickFields(
+          { ...(record as ClientRecord), groups: accessor(record as ClientRecord, GROUPS_FIELD) as string[] },
+          fields,
+        ),
       ),
       count: page.count,
     };
