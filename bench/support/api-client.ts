@@ -27,13 +27,25 @@ export class ApiClient {
 
   /** GET with the Bearer token (when logged in); rejects on network errors and timeouts only. */
   get(path: string, headers: Record<string, string> = {}): Promise<ApiAnswer> {
+    return this.send('GET', path, undefined, headers);
+  }
+
+  /** A request with an optional JSON body and the Bearer token; rejects on network errors and timeouts only. */
+  send(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiAnswer> {
     const url = new URL(`${this.base}${path}`);
     const auth = this.bearer ? { authorization: `Bearer ${this.bearer}` } : {};
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const type = payload === undefined ? {} : { 'content-type': 'application/json' };
     return new Promise((resolve, reject) => {
       const started = performance.now();
       const req = request(
         url,
-        { method: 'GET', agent: this.agent, headers: { ...auth, ...headers }, timeout: REQUEST_TIMEOUT_MS },
+        { method, agent: this.agent, headers: { ...auth, ...type, ...headers }, timeout: REQUEST_TIMEOUT_MS },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -48,10 +60,10 @@ export class ApiClient {
         },
       );
       req.once('timeout', () =>
-        req.destroy(new Error(`GET ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)),
+        req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)),
       );
       req.once('error', reject);
-      req.end();
+      req.end(payload);
     });
   }
 

@@ -10,11 +10,14 @@ import type { ClientRecord } from '../clients/client-record.js';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { GroupClassifier } from '../clients/ports.js';
 import { groupErrors } from './group-errors.js';
-import { compileGroupParams, type GroupMatcher } from './membership.js';
+import { compileGroupParams, matchView, type GroupMatcher } from './membership.js';
 import type { ClientGroupRepository, StoredClientGroup } from './ports.js';
 
 /** Compiled matchers kept, keyed by a group's params (its version): far more than groups in use. */
 const MATCHER_CACHE_SIZE = 10_000;
+
+/** Member lists kept until any client record changes (registry version), for this many group versions. */
+const MEMBERS_CACHE_SIZE = 1_000;
 
 /** Fields that need the members computed. */
 const MEMBER_FIELDS = ['client_ids', 'num_clients', 'num_clients_connected'];
@@ -26,6 +29,9 @@ const MEMBER_FIELDS = ['client_ids', 'num_clients', 'num_clients_connected'];
  */
 export class ClientGroupsService implements GroupClassifier {
   private readonly matchers = new BoundedMap<string, GroupMatcher>(MATCHER_CACHE_SIZE);
+  private readonly members = new BoundedMap<string, { version: number; records: ClientRecord[] }>(
+    MEMBERS_CACHE_SIZE,
+  );
 
   constructor(
     private readonly repository: ClientGroupRepository,
@@ -35,9 +41,9 @@ export class ClientGroupsService implements GroupClassifier {
   async list(query: ListQuery): Promise<{ data: Partial<ClientGroup>[]; count: number }> {
     const { data, count } = await this.repository.list(query);
     const withMembers = wantsMembers(query.fields);
-    const records = withMembers ? this.registry.sortedById() : [];
+    const everyone = this.everyone();
     return {
-      data: data.map((group) => pickFields(this.present(group, records, withMembers), query.fields)),
+      data: data.map((group) => pickFields(this.present(group, withMembers, everyone), query.fields)),
       count,
     };
   }
@@ -45,22 +51,20 @@ export class ClientGroupsService implements GroupClassifier {
   async get(id: string, fields?: readonly string[]): Promise<Partial<ClientGroup>> {
     const group = await this.repository.get(id);
     if (!group) throw groupErrors.notFound(id);
-    const withMembers = wantsMembers(fields);
-    const records = withMembers ? this.registry.sortedById() : [];
-    return pickFields(this.present(group, records, withMembers), fields);
+    return pickFields(this.present(group, wantsMembers(fields)), fields);
   }
 
   async create(body: CreateClientGroupBody): Promise<ClientGroup> {
     const group: StoredClientGroup = { id: body.id, description: body.description, params: body.params };
     await this.repository.insert(group);
-    return this.present(group, this.registry.sortedById(), true);
+    return this.present(group, true);
   }
 
   async update(id: string, body: UpdateClientGroupBody): Promise<ClientGroup> {
     if (body.id !== undefined && body.id !== id) throw groupErrors.idMismatch(id, body.id);
     const group: StoredClientGroup = { id, description: body.description, params: body.params };
     if (!(await this.repository.update(group))) throw groupErrors.notFound(id);
-    return this.present(group, this.registry.sortedById(), true);
+    return this.present(group, true);
   }
 
   async delete(id: string): Promise<void> {
@@ -78,10 +82,31 @@ export class ClientGroupsService implements GroupClassifier {
     const found = new Set(groups.map((g) => g.id));
     const missing = wanted.find((id) => !found.has(id));
     if (missing !== undefined) throw groupErrors.notFound(missing);
-    const matchers = groups.map((g) => this.matcherOf(g));
+    const everyone = this.everyone();
+    const [first] = groups;
+    if (groups.length === 1 && first) return this.memberRecords(first, everyone).map((r) => r.id);
+    // Member lists still valid are reused; the other groups are matched in one pass that stops at a client's first
+    // matching group (a per-group pass would test every client against every group).
+    const known = new Set<string>();
+    const matchers: GroupMatcher[] = [];
+    for (const group of groups) {
+      const cached = this.cachedMembers(group);
+      if (cached) for (const record of cached) known.add(record.id);
+      else matchers.push(this.matcherOf(group));
+    }
     const ids: string[] = [];
-    for (const record of this.registry.sortedById()) {
-      if (matchers.some((matches) => matches(record))) ids.push(record.id);
+    for (const record of everyone()) {
+      if (known.has(record.id)) {
+        ids.push(record.id);
+        continue;
+      }
+      const view = matchView(record);
+      for (const matches of matchers) {
+        if (matches(view)) {
+          ids.push(record.id);
+          break;
+        }
+      }
     }
     return ids;
   }
@@ -91,11 +116,13 @@ export class ClientGroupsService implements GroupClassifier {
     const groups = await this.repository.all();
     groups.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const matchers = groups.map((g) => ({ id: g.id, matches: this.matcherOf(g) }));
-    return (record) => matchers.filter((g) => g.matches(record)).map((g) => g.id);
+    return (record) => {
+      const view = matchView(record);
+      return matchers.filter((g) => g.matches(view)).map((g) => g.id);
+    };
   }
 
-  private matcherOf(group: StoredClientGroup): GroupMatcher {
-    const key = JSON.stringify(group.params);
+  private matcherOf(group: StoredClientGroup, key = JSON.stringify(group.params)): GroupMatcher {
     let matcher = this.matchers.get(key);
     if (!matcher) {
       matcher = compileGroupParams(group.params);
@@ -104,27 +131,40 @@ export class ClientGroupsService implements GroupClassifier {
     return matcher;
   }
 
-  private present(
-    group: StoredClientGroup,
-    records: readonly ClientRecord[],
-    withMembers: boolean,
-  ): ClientGroup {
-    const clientIds: string[] = [];
+  /** Every record in id order, read at most once per request. */
+  private everyone(): () => readonly ClientRecord[] {
+    let records: readonly ClientRecord[] | undefined;
+    return () => (records ??= this.registry.sortedById());
+  }
+
+  /** The group's member records in id order; kept until a client record changes. */
+  private memberRecords(group: StoredClientGroup, everyone = this.everyone()): ClientRecord[] {
+    const cached = this.cachedMembers(group);
+    if (cached) return cached;
+    const key = JSON.stringify(group.params);
+    const version = this.registry.version;
+    const matches = this.matcherOf(group, key);
+    const records = everyone().filter((record) => matches(matchView(record)));
+    this.members.set(key, { version, records });
+    return records;
+  }
+
+  /** The group's member list when no client record has changed since it was computed. */
+  private cachedMembers(group: StoredClientGroup): ClientRecord[] | undefined {
+    const cached = this.members.get(JSON.stringify(group.params));
+    return cached?.version === this.registry.version ? cached.records : undefined;
+  }
+
+  private present(group: StoredClientGroup, withMembers: boolean, everyone = this.everyone()): ClientGroup {
+    const records = withMembers ? this.memberRecords(group, everyone) : [];
     let connected = 0;
-    if (withMembers) {
-      const matches = this.matcherOf(group);
-      for (const record of records) {
-        if (!matches(record)) continue;
-        clientIds.push(record.id);
-        if (record.connection_state === 'connected') connected += 1;
-      }
-    }
+    for (const record of records) if (record.connection_state === 'connected') connected += 1;
     return {
       id: group.id,
       description: group.description,
       params: group.params,
-      client_ids: clientIds,
-      num_clients: clientIds.length,
+      client_ids: records.map((r) => r.id),
+      num_clients: records.length,
       num_clients_connected: connected,
     };
   }

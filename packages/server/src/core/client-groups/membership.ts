@@ -17,10 +17,22 @@ import {
 } from '@svc/protocol';
 import type { ClientRecord } from '../clients/client-record.js';
 
-/** Matches a client; compile once per group version, call once per client. */
-export type GroupMatcher = (record: ClientRecord) => boolean;
+/** A client's matchable values, lower-cased: one list per param key (single-valued fields hold one value). */
+export interface MatchView {
+  readonly fields: Readonly<Record<FieldKey, readonly string[]>>;
+  /** Labels whose key and value hold no colon. */
+  readonly labels: readonly LowerLabel[];
+}
+
+/** Matches a client's view; compile once per group version, call once per client. */
+export type GroupMatcher = (view: MatchView) => boolean;
 
 type FieldKey = Exclude<ClientGroupParamKey, 'labels'>;
+
+interface LowerLabel {
+  key: string;
+  value: string;
+}
 
 /** The record field each plain param reads. */
 const FIELD_OF: Record<FieldKey, keyof ClientRecord> = {
@@ -38,28 +50,7 @@ const FIELD_OF: Record<FieldKey, keyof ClientRecord> = {
   address: 'address',
   client_auth_id: 'client_auth_id',
 };
-
-/** A record's matchable values, lower-cased once per record object (records are replaced, never mutated). */
-interface LowerView {
-  fields: Partial<Record<FieldKey, readonly string[]>>;
-  labels?: readonly LowerLabel[];
-}
-
-interface LowerLabel {
-  key: string;
-  value: string;
-}
-
-const views = new WeakMap<ClientRecord, LowerView>();
-
-const viewOf = (record: ClientRecord): LowerView => {
-  let view = views.get(record);
-  if (!view) {
-    view = { fields: {} };
-    views.set(record, view);
-  }
-  return view;
-};
+const FIELD_KEYS = Object.keys(FIELD_OF) as FieldKey[];
 
 const lowerValues = (value: unknown): readonly string[] => {
   if (typeof value === 'string') return [value.toLowerCase()];
@@ -67,25 +58,23 @@ const lowerValues = (value: unknown): readonly string[] => {
   return [];
 };
 
-const fieldValues = (record: ClientRecord, key: FieldKey): readonly string[] => {
-  const view = viewOf(record);
-  let values = view.fields[key];
-  if (values === undefined) {
-    values = lowerValues(record[FIELD_OF[key]]);
-    view.fields[key] = values;
-  }
-  return values;
-};
+/** Views are kept per record object: records are replaced on every change, never mutated. */
+const views = new WeakMap<ClientRecord, MatchView>();
 
-const labelValues = (record: ClientRecord): readonly LowerLabel[] => {
-  const view = viewOf(record);
-  if (view.labels === undefined) {
-    view.labels = Object.entries(record.labels)
+/** The lower-cased values of a record, computed once per record version. */
+export function matchView(record: ClientRecord): MatchView {
+  let view = views.get(record);
+  if (!view) {
+    const fields = {} as Record<FieldKey, readonly string[]>;
+    for (const key of FIELD_KEYS) fields[key] = lowerValues(record[FIELD_OF[key]]);
+    const labels = Object.entries(record.labels)
       .filter(([key, value]) => !key.includes(':') && !value.includes(':'))
       .map(([key, value]) => ({ key: key.trim().toLowerCase(), value: value.trim().toLowerCase() }));
+    view = { fields, labels };
+    views.set(record, view);
   }
-  return view.labels;
-};
+  return view;
+}
 
 /** `key : value` → key and a matcher of the value; the schema has already refused other shapes. */
 const compileLabelPattern = (entry: string): ((label: LowerLabel) => boolean) => {
@@ -93,6 +82,11 @@ const compileLabelPattern = (entry: string): ((label: LowerLabel) => boolean) =>
   const key = entry.slice(0, colon).trim().toLowerCase();
   const value = compileLowerCaseWildcard(entry.slice(colon + 1).trim());
   return (label) => label.key === key && value(label.value);
+};
+
+const anyMatches = <T>(test: (value: T) => boolean, values: readonly T[]): boolean => {
+  for (const value of values) if (test(value)) return true;
+  return false;
 };
 
 /** Combines per-pattern tests over a client's values by the param's logic. */
@@ -103,28 +97,39 @@ function compileValue<T>(
   const every = !Array.isArray(param) && 'and' in param;
   const patterns = Array.isArray(param) ? param : 'and' in param ? param.and : param.or;
   const tests = patterns.map(compilePattern);
-  const hit = (test: (value: T) => boolean, values: readonly T[]) => values.some(test);
-  return every
-    ? (values) => tests.every((test) => hit(test, values))
-    : (values) => tests.some((test) => hit(test, values));
+  if (every) {
+    return (values) => {
+      for (const test of tests) if (!anyMatches(test, values)) return false;
+      return true;
+    };
+  }
+  return (values) => {
+    for (const test of tests) if (anyMatches(test, values)) return true;
+    return false;
+  };
 }
 
 /** Compiles a group's params into one matcher (pure: no I/O, no clock). */
 export function compileGroupParams(params: ClientGroupParams): GroupMatcher {
   const checks: GroupMatcher[] = [];
-  for (const key of Object.keys(FIELD_OF) as FieldKey[]) {
+  for (const key of FIELD_KEYS) {
     const param = params[key];
     if (param === null) continue;
     const matches = compileValue<string>(param, compileLowerCaseWildcard);
-    checks.push((record) => matches(fieldValues(record, key)));
+    checks.push((view) => matches(view.fields[key]));
   }
   if (params.labels !== null) {
     const matches = compileValue<LowerLabel>(params.labels, compileLabelPattern);
-    checks.push((record) => matches(labelValues(record)));
+    checks.push((view) => matches(view.labels));
   }
   if (checks.length === 0) return () => false;
-  return (record) => {
-    for (const check of checks) if (!check(record)) return false;
+  if (checks.length === 1) return checks[0] as GroupMatcher;
+  return (view) => {
+    for (const check of checks) if (!check(view)) return false;
     return true;
   };
 }
+
+/** Whether a client is in the group of these params (one-off; hot paths compile once and use matchView). */
+export const isMember = (params: ClientGroupParams, record: ClientRecord): boolean =>
+  compileGroupParams(params)(matchView(record));
