@@ -11,6 +11,7 @@ import { Backoff } from '../../packages/platform/src/backoff.js';
 import { ControlError, ControlPeer } from '../../packages/platform/src/control-peer.js';
 import type { Hello } from '../../packages/protocol/src/index.js';
 import { TEST_FACTS } from '../../test-support/facts.js';
+import { simulatedAttributes } from './simulated-attributes.js';
 
 export interface SimulatorOptions {
   /** ws://host:port of svcd's agent listener. */
@@ -181,8 +182,7 @@ class SimulatedAgent {
       name: this.clientId,
       session_id: this.sessionId,
       version: SVC_VERSION,
-      tags: ['simulated'],
-      labels: { bench: 'load-simulator' },
+      ...simulatedAttributes(this.clientId),
       facts: { ...TEST_FACTS, hostname: this.clientId },
     };
     let keepaliveMs: number;

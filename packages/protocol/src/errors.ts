@@ -79,6 +79,8 @@ export const ERROR_CODES = {
   vaultEntryNotFound: 'ERR_VAULT_ENTRY_NOT_FOUND',
   vaultEntryExists: 'ERR_VAULT_ENTRY_EXISTS',
   vaultGroupRequired: 'ERR_VAULT_GROUP_REQUIRED',
+  clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
+  clientGroupExists: 'ERR_CLIENT_GROUP_EXISTS',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

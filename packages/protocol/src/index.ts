@@ -13,3 +13,4 @@ export * from './api/jobs.js';
 export * from './api/tunnels.js';
 export * from './api/library.js';
 export * from './api/vault.js';
+export * from './api/client-groups.js';

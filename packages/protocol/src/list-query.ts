@@ -333,14 +333,23 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
  * right, without backtracking — the leftmost match of every middle segment is always a valid choice.
  */
 export function compileWildcard(pattern: string): (text: string) => boolean {
+  const matches = compileLowerCaseWildcard(pattern);
+  return (text) => matches(text.toLowerCase());
+}
+
+/**
+ * `compileWildcard` for text the caller has already lower-cased (with `toLowerCase()`), so that text matched
+ * against many patterns is lower-cased once.
+ */
+export function compileLowerCaseWildcard(pattern: string): (lowerText: string) => boolean {
   const p = pattern.toLowerCase();
-  if (!p.includes('*')) return (text) => text.toLowerCase() === p;
+  if (!p.includes('*')) return (t) => t === p;
   const segments = p.split('*');
   const head = segments[0] ?? '';
   const tail = segments[segments.length - 1] ?? '';
   const middle = segments.slice(1, -1).filter((s) => s !== '');
-  return (text) => {
-    const t = text.toLowerCase();
+  if (middle.length === 0 && head === '' && tail === '') return () => true;
+  return (t) => {
     if (t.length < head.length + tail.length) return false;
     if (!t.startsWith(head) || !t.endsWith(tail)) return false;
     let pos = head.length;

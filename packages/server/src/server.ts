@@ -16,6 +16,7 @@ import { ClientCredentialChecker, refuseAllClients } from './core/clients-auth/c
 import type { SvcdConfig } from './config/schema.js';
 import { ClientRegistry } from './core/clients/client-registry.js';
 import { ClientsService } from './core/clients/clients-service.js';
+import { ClientGroupsService } from './core/client-groups/client-groups-service.js';
 import { JobsService } from './core/jobs/jobs-service.js';
 import { registryJobClients } from './core/jobs/registry-job-clients.js';
 import { LibraryService } from './core/library/library-service.js';
@@ -32,6 +33,7 @@ import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-di
 import { createJwtSigner } from './infra/jwt-signer.js';
 import { removeInterruptedWrites } from './infra/json-file.js';
 import { openDatabase, type Database } from './storage/database.js';
+import { SqlClientGroupRepository } from './storage/client-group-repository.js';
 import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
 import { SqlLibraryScriptRepository } from './storage/library-script-repository.js';
@@ -54,6 +56,8 @@ export interface RunningServer {
   readonly clients: ClientRegistry;
   /** Tunnels of the connected clients. */
   readonly tunnels: TunnelsService;
+  /** Client groups; `membersOf` resolves the `group_ids` of multi-client commands. */
+  readonly clientGroups: ClientGroupsService;
   /** Re-reads the user file (SIGUSR1). */
   reloadUsers(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
@@ -130,6 +134,8 @@ export async function startServer(
     });
     logger.info({ storage: opened.vault.description }, 'vault storage opened');
 
+    // Also what multi-client commands resolve `group_ids` with (membersOf).
+    const clientGroups = new ClientGroupsService(new SqlClientGroupRepository(database), clients);
     const jobs = new JobsService(
       new SqlJobRepository(database),
       registryJobClients(clients),
@@ -197,7 +203,8 @@ export async function startServer(
       const api = await buildApi({
         auth,
         users: new UsersService(users, hasher),
-        clients: new ClientsService(clients),
+        clients: new ClientsService(clients, clientGroups),
+        clientGroups,
         tunnels,
         jobs,
         library: new LibraryService(new SqlLibraryScriptRepository(database), systemClock),
@@ -251,6 +258,7 @@ export async function startServer(
       fingerprint: hostKey.fingerprint,
       clients,
       tunnels,
+      clientGroups,
       reloadUsers: () => users?.reload() ?? Promise.resolve(),
       async close() {
         clearInterval(purge);

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { StatusData } from '@svc/protocol';
 import type { Authenticator } from '../core/auth/authenticator.js';
+import type { ClientGroupsService } from '../core/client-groups/client-groups-service.js';
 import type { ClientsAuthService } from '../core/clients-auth/clients-auth-service.js';
 import type { ClientsService } from '../core/clients/clients-service.js';
 import type { JobsService } from '../core/jobs/jobs-service.js';
@@ -19,6 +20,7 @@ import {
 } from './listener-guards.js';
 import { RouteMethods } from './route-methods.js';
 import { listenerServerOptions, type ListenerLimits } from './server-limits.js';
+import { clientGroupRoutes } from './routes/client-groups.js';
 import { clientsAuthRoutes } from './routes/clients-auth.js';
 import { clientRoutes } from './routes/clients.js';
 import { commandRoutes } from './routes/commands.js';
@@ -35,6 +37,7 @@ export interface ApiDeps {
   users: UsersService;
   clientsAuth: ClientsAuthService;
   clients: ClientsService;
+  clientGroups: ClientGroupsService;
   tunnels: TunnelsService;
   jobs: JobsService;
   library: LibraryService;
@@ -85,6 +88,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       userRoutes(api, deps.users);
       clientsAuthRoutes(api, deps.clientsAuth);
       clientRoutes(api, deps.clients);
+      clientGroupRoutes(api, deps.clientGroups);
       tunnelRoutes(api, deps.tunnels);
       commandRoutes(api, deps.jobs);
       libraryRoutes(api, deps.library);

@@ -144,6 +144,21 @@ const MIGRATIONS: readonly SchemaMigration[] = [
         .execute();
     },
   },
+  {
+    name: '006_client_groups',
+    async up(db, engine) {
+      // params is JSON text; its size is bounded by [api] max_request_bytes, which may exceed TEXT's 64 KiB on MySQL.
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('client_groups')
+          .addColumn('id', 'varchar(100)', (col) => col.primaryKey())
+          .addColumn('description', text, (col) => col.notNull())
+          .addColumn('params', text, (col) => col.notNull()),
+      ).execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

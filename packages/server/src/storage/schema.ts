@@ -175,3 +175,14 @@ export type VaultSchema = {
   vault_key: VaultKeyTable;
   vault_entries: VaultEntriesTable;
 };
+
+/** Client groups (migration 006_client_groups); `params` is the group's rules as JSON text. */
+export interface ClientGroupsTable {
+  id: string;
+  description: string;
+  params: string;
+}
+
+export interface StorageSchema {
+  client_groups: ClientGroupsTable;
+}

@@ -9,12 +9,14 @@ import { SqlClientRepository } from '../../src/storage/client-repository.js';
 import { DatabaseUserStore } from '../../src/storage/database-user-store.js';
 import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { SqlJobRepository } from '../../src/storage/job-repository.js';
-import { parseListQuery, type Job } from '@svc/protocol';
+import { clientGroupParamsSchema, parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
 import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
 import { SqlLibraryScriptRepository } from '../../src/storage/library-script-repository.js';
 import { LIBRARY_SCRIPT_LIST } from '../../src/core/library/library-list.js';
 import { MAX_SCRIPT_BYTES, type LibraryScript } from '@svc/protocol';
+import { SqlClientGroupRepository } from '../../src/storage/client-group-repository.js';
+import { CLIENT_GROUP_LIST } from '../../src/core/client-groups/client-group-list.js';
 import type { StoredTunnel } from '../../src/core/tunnels/ports.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
 import { openVaultStorage, vaultFile, type VaultStorage } from '../../src/storage/open-vault-storage.js';
@@ -79,6 +81,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '003_tunnels',
           '004_jobs',
           '005_library_scripts',
+          '006_client_groups',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -933,6 +936,76 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       );
       expect(byDate.data.map((e) => e.key)).toEqual(['Beta', 'alpha', 'gamma']);
       for (const id of ids) await repo.delete(id);
+    });
+  });
+
+  describe('client groups', () => {
+    const params = (raw: Record<string, unknown>) => clientGroupParamsSchema.parse(raw);
+    const group = (id: string, description = '', raw: Record<string, unknown> = { tag: ['web'] }) => ({
+      id,
+      description,
+      params: params(raw),
+    });
+
+    it('stores a group with its params as given, unicode and and/or objects included', async () => {
+      const repo = new SqlClientGroupRepository(database);
+      const stored = group('g-store', 'Städte 用户 😀', {
+        tag: { and: ['web', 'prod*'] },
+        labels: ['city : Köln'],
+        ipv4: ['10.*'],
+      });
+      await repo.insert(stored);
+      expect(await repo.get('g-store')).toEqual(stored);
+      expect(await repo.get('G-STORE')).toBeUndefined();
+      expect(await repo.get('g-missing')).toBeUndefined();
+    });
+
+    it('refuses a duplicate id with 409 ERR_CLIENT_GROUP_EXISTS and keeps the first', async () => {
+      const repo = new SqlClientGroupRepository(database);
+      await repo.insert(group('g-dup', 'first'));
+      const err = await rejection(repo.insert(group('g-dup', 'second')));
+      expect(err.kind).toBe('conflict');
+      expect(err.code).toBe(ERROR_CODES.clientGroupExists);
+      expect((await repo.get('g-dup'))?.description).toBe('first');
+    });
+
+    it('updates (also to the same values) and deletes, false for an unknown id', async () => {
+      const repo = new SqlClientGroupRepository(database);
+      await repo.insert(group('g-upd', 'before'));
+      const changed = group('g-upd', 'after', { name: ['x*'] });
+      expect(await repo.update(changed)).toBe(true);
+      expect(await repo.update(changed)).toBe(true);
+      expect(await repo.get('g-upd')).toEqual(changed);
+      expect(await repo.update(group('g-nothing'))).toBe(false);
+      expect(await repo.delete('g-upd')).toBe(true);
+      expect(await repo.delete('g-upd')).toBe(false);
+      expect(await repo.get('g-upd')).toBeUndefined();
+    });
+
+    it('reads several by id, all, and lists with filter, sort and pages', async () => {
+      const repo = new SqlClientGroupRepository(database);
+      await database.db.deleteFrom('client_groups').execute();
+      for (const [id, description] of [
+        ['l-b', 'Berlin servers'],
+        ['L-a', 'cologne servers'],
+        ['l-c', 'Databases'],
+      ] as const) {
+        await repo.insert(group(id, description));
+      }
+      const many = await repo.getMany(['l-c', 'L-a', 'l-unknown', 'l-A']);
+      expect(many.map((g) => g.id).sort()).toEqual(['L-a', 'l-c']);
+      expect((await repo.all()).map((g) => g.id).sort()).toEqual(['L-a', 'l-b', 'l-c']);
+
+      const list = (raw: Record<string, string>) =>
+        repo.list(parseListQuery(raw, CLIENT_GROUP_LIST)).then((r) => ({
+          ids: r.data.map((g) => g.id),
+          count: r.count,
+        }));
+      expect(await list({})).toEqual({ ids: ['L-a', 'l-b', 'l-c'], count: 3 });
+      expect(await list({ sort: '-description' })).toEqual({ ids: ['l-c', 'L-a', 'l-b'], count: 3 });
+      expect(await list({ 'filter[description]': '*SERVERS' })).toEqual({ ids: ['L-a', 'l-b'], count: 2 });
+      expect(await list({ 'filter[id]': 'l-a,l-c' })).toEqual({ ids: ['L-a', 'l-c'], count: 2 });
+      expect(await list({ 'page[limit]': '1', 'page[offset]': '1' })).toEqual({ ids: ['l-b'], count: 3 });
     });
   });
 });

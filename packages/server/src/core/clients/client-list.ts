@@ -1,14 +1,23 @@
 import type { ListSpec } from '@svc/protocol';
 import { CLIENT_FIELDS } from './client-record.js';
 
+/**
+ * `groups`: the ids of the client groups a client is in. Computed, so it is shown only when asked for with
+ * `fields[clients]=...,groups`, and can be filtered on with `filter[groups]=<group id>` (wildcards allowed).
+ */
+export const GROUPS_FIELD = 'groups';
+
+const LISTED_FIELDS = [...CLIENT_FIELDS, GROUPS_FIELD];
+
 /** The list grammar of GET /clients (DESIGN: full records by default, 50 per page, at most 500). */
 export const CLIENT_LIST: ListSpec = {
   resource: 'clients',
   sortable: ['id', 'name', 'os', 'hostname', 'version', 'connection_state'],
   defaultSort: 'id',
   // Every field but tunnels (a list of objects).
-  filterable: CLIENT_FIELDS.filter((f) => f !== 'tunnels'),
-  fields: CLIENT_FIELDS,
+  filterable: LISTED_FIELDS.filter((f) => f !== 'tunnels'),
+  fields: LISTED_FIELDS,
+  defaultFields: CLIENT_FIELDS,
   pagination: { defaultLimit: 50, maxLimit: 500 },
 };
 
@@ -18,5 +27,6 @@ export const CLIENT_ITEM: ListSpec = {
   sortable: [],
   defaultSort: '',
   filterable: [],
-  fields: CLIENT_FIELDS,
+  fields: LISTED_FIELDS,
+  defaultFields: CLIENT_FIELDS,
 };

@@ -1,20 +1,30 @@
 import { applyListQuery, pickFields, type ListQuery } from '@svc/protocol';
+import { GROUPS_FIELD } from './client-list.js';
 import type { ClientRecord } from './client-record.js';
 import { clientNotFound, type ClientRegistry } from './client-registry.js';
+import type { GroupClassifier } from './ports.js';
 import { SortCache, sortByStrings } from './sorted-view.js';
+
+/** A record as listed: the stored fields plus, when asked for, the computed `groups`. */
+export type ListedClient = ClientRecord & { groups?: string[] };
+
+const noGroups: GroupClassifier = { classifier: () => Promise.resolve(() => []) };
 
 /** The clients API (spec 4.12) over the registry; any authenticated user. */
 export class ClientsService {
   private readonly orders = new SortCache();
 
-  constructor(private readonly registry: ClientRegistry) {}
+  constructor(
+    private readonly registry: ClientRegistry,
+    private readonly groups: GroupClassifier = noGroups,
+  ) {}
 
   /**
    * Filters, sorts and pages the cached records. They are kept ordered by id, so the default order needs no sort
    * and every other (stable) sort breaks ties by id; sorted orders are remembered until a record changes, and
-   * only the page is copied.
+   * only the page is copied. Group membership is computed only when `groups` is filtered on or asked for.
    */
-  list(query: ListQuery): { data: Partial<ClientRecord>[]; count: number } {
+  async list(query: ListQuery): Promise<{ data: Partial<ListedClient>[]; count: number }> {
     const byId = () => this.registry.sortedById();
     const [first] = query.sort;
     let ordered: ClientRecord[] | undefined;
@@ -24,13 +34,44 @@ export class ClientsService {
       const key = query.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field}`).join(',');
       ordered = this.orders.get(this.registry.version, key, () => sortByStrings(byId(), query.sort));
     }
-    return ordered ? applyListQuery(ordered, { ...query, sort: [] }) : applyListQuery(byId(), query);
+    const needsGroups =
+      query.fields?.includes(GROUPS_FIELD) === true ||
+      query.filters.some((f) => f.fields.includes(GROUPS_FIELD));
+    if (!needsGroups) {
+      return ordered ? applyListQuery(ordered, { ...query, sort: [] }) : applyListQuery(byId(), query);
+    }
+    const groupsOf = await this.groups.classifier();
+    const memo = new Map<ClientRecord, string[]>();
+    const accessor = (record: ClientRecord, field: string): unknown => {
+      if (field !== GROUPS_FIELD) return (record as unknown as Record<string, unknown>)[field];
+      let ids = memo.get(record);
+      if (!ids) {
+        ids = groupsOf(record);
+        memo.set(record, ids);
+      }
+      return ids;
+    };
+    const { fields, ...rest } = query;
+    const page = ordered
+      ? applyListQuery(ordered, { ...rest, sort: [] }, accessor)
+      : applyListQuery(byId(), rest, accessor);
+    return {
+      data: page.data.map((record) =>
+        pickFields(
+          { ...(record as ClientRecord), groups: accessor(record as ClientRecord, GROUPS_FIELD) as string[] },
+          fields,
+        ),
+      ),
+      count: page.count,
+    };
   }
 
-  get(id: string, fields?: readonly string[]): Partial<ClientRecord> {
+  async get(id: string, fields?: readonly string[]): Promise<Partial<ListedClient>> {
     const record = this.registry.get(id);
     if (!record) throw clientNotFound(id);
-    return pickFields(record, fields);
+    if (!fields?.includes(GROUPS_FIELD)) return pickFields(record, fields);
+    const groupsOf = await this.groups.classifier();
+    return pickFields({ ...record, groups: groupsOf(record) }, fields);
   }
 
   delete(id: string): Promise<void> {

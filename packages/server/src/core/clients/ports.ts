@@ -1,4 +1,4 @@
-import type { ConnectionState } from './client-record.js';
+import type { ClientRecord, ConnectionState } from './client-record.js';
 
 /** Checks an agent's SSH password login: user = client-auth-id. */
 export interface ClientAuthenticator {
@@ -34,4 +34,10 @@ export interface ClientRepository {
 export interface ClientsLog {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
+}
+
+/** The client groups a client is in, for the computed `groups` field of GET /clients (see client-groups/). */
+export interface GroupClassifier {
+  /** Reads the current groups once; the function gives a client's group ids. */
+  classifier(): Promise<(record: ClientRecord) => string[]>;
 }

@@ -7,15 +7,15 @@ type Query = Record<string, unknown>;
 
 /** Spec 4.12 with the DESIGN decisions: wrapped list with the list grammar, one client, delete. Any user. */
 export function clientRoutes(app: FastifyInstance, clients: ClientsService): void {
-  app.get('/clients', (request) => {
+  app.get('/clients', async (request) => {
     const query = parseListQuery(request.query as Query, CLIENT_LIST);
-    const { data, count } = clients.list(query);
-    return Promise.resolve({ data, meta: { count } });
+    const { data, count } = await clients.list(query);
+    return { data, meta: { count } };
   });
 
-  app.get<{ Params: { id: string } }>('/clients/:id', (request) => {
+  app.get<{ Params: { id: string } }>('/clients/:id', async (request) => {
     const { fields } = parseListQuery(request.query as Query, CLIENT_ITEM);
-    return Promise.resolve({ data: clients.get(request.params.id, fields) });
+    return { data: await clients.get(request.params.id, fields) };
   });
 
   app.delete<{ Params: { id: string } }>('/clients/:id', async (request, reply) => {

@@ -1,0 +1,267 @@
+/**
+ * Client groups (issue 15): resolving `group_ids` and reading a big group, at 10,000 clients and 100 groups.
+ *
+ * 1. Core, in this process: a real ClientRegistry (SQLite-backed) holding BENCH_CLIENTS connected records with the
+ *    simulator's varied tags and labels, a real ClientGroupsService over SQLite with 100 groups. Times
+ *    `membersOf` (what POST /commands with group_ids calls) for all 100 groups and for 5 groups, and `get` of a
+ *    group with half the clients as members.
+ * 2. API, real processes: one svcd and BENCH_CLIENTS simulated agents (bench/support, the agent's own link code).
+ *    100 groups are created with POST /client-groups; times GET /client-groups/{id} of the 5,000-member group and
+ *    GET /clients?filter[groups]=<all 100 ids>&page[limit]=1 (every client against every group, as group_ids
+ *    resolution does, plus HTTP).
+ *
+ *   npm run build && npm run bench:groups
+ *
+ * Environment: BENCH_CLIENTS (10000), BENCH_WORKERS (4), BENCH_REQUESTS (300), BENCH_CORE_RUNS (200),
+ * BENCH_SKIP_API=1 (core part only), BENCH_STRICT=1 (exit 1 when a target fails), and the load knobs of
+ * load-settings.ts.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { clientGroupParamsSchema, type Hello } from '../packages/protocol/src/index.js';
+import { systemClock } from '../packages/server/src/core/auth/ports.js';
+import { ClientGroupsService } from '../packages/server/src/core/client-groups/client-groups-service.js';
+import { ClientRegistry, type LiveConnection } from '../packages/server/src/core/clients/client-registry.js';
+import { SqlClientGroupRepository } from '../packages/server/src/storage/client-group-repository.js';
+import { SqlClientRepository } from '../packages/server/src/storage/client-repository.js';
+import { openDatabase } from '../packages/server/src/storage/database.js';
+import { TEST_FACTS } from '../test-support/facts.js';
+import { runBench, onCleanUp } from './support/bench-runner.js';
+import { envNumber } from './support/child-processes.js';
+import { summarize, sequentialLatencies, type LatencySummary } from './support/latency.js';
+import { loadSettings } from './support/load-settings.js';
+import { startLoadSetup, waitListed } from './support/load-setup.js';
+import {
+  checksTable,
+  loadAverage,
+  machine,
+  progress,
+  table,
+  writeResult,
+  type Check,
+} from './support/report.js';
+import { simulatedAttributes } from './support/simulated-attributes.js';
+
+const TARGETS = { maxResolveMs: 50, maxBigGroupP99Ms: 50 };
+const SETTINGS = loadSettings(10_000);
+const CLIENTS = SETTINGS.clients;
+const REQUESTS = envNumber('BENCH_REQUESTS', 300, 100_000);
+const CORE_RUNS = envNumber('BENCH_CORE_RUNS', 200, 100_000);
+const SKIP_API = process.env['BENCH_SKIP_API'] === '1';
+const BIG_GROUP = 'even';
+
+/**
+ * 100 groups of the shapes people write: a tag per rack (98 of them, some with wildcards, and/or, labels), one
+ * group with every even-numbered client (half of all) and one matching by label wildcard.
+ */
+function groupDefinitions(): { id: string; params: Record<string, unknown> }[] {
+  const groups: { id: string; params: Record<string, unknown> }[] = [
+    { id: BIG_GROUP, params: { tag: ['EVEN'] } },
+    { id: 'zone-z1x', params: { labels: ['zone : z1*'], hostname: ['sim-*'] } },
+  ];
+  for (let rack = 0; groups.length < 100; rack++) {
+    const id = `rack-${rack}`;
+    const shape = rack % 4;
+    const params =
+      shape === 0
+        ? { tag: [id] }
+        : shape === 1
+          ? { tag: { and: ['simulated', id] } }
+          : shape === 2
+            ? { tag: { or: [id, `no-such-tag-${rack}`] }, client_id: ['sim-*'] }
+            : { tag: [`*ck-${rack}`], labels: ['bench:load-*'] };
+    groups.push({ id, params });
+  }
+  return groups;
+}
+
+const fixed = (s: LatencySummary) =>
+  [s.p50, s.p90, s.p99, s.max].map((v) => v.toFixed(2)).join(' / ') + ' ms';
+
+const timeAsync = async (runs: number, fn: () => Promise<unknown>): Promise<LatencySummary> => {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  return summarize(samples);
+};
+
+async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Record<string, unknown> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-groups-bench-'));
+  onCleanUp(() => rm(dir, { recursive: true, force: true }));
+  const database = await openDatabase(
+    { db_type: 'sqlite', db_name: 'groups-bench.db', db_host: '', db_user: '', db_password: '' },
+    { dataDir: dir },
+  );
+  onCleanUp(() => database.close());
+  const registry = new ClientRegistry(
+    new SqlClientRepository(database),
+    systemClock,
+    pino({ level: 'silent' }),
+  );
+  await registry.load();
+  const digits = String(CLIENTS - 1).length;
+  for (let n = 0; n < CLIENTS; n++) {
+    const id = `sim-${String(n).padStart(digits, '0')}`;
+    const connection: LiveConnection = { sessionId: `s-${n}`, close: () => undefined };
+    const hello: Hello = {
+      client_id: id,
+      name: id,
+      session_id: connection.sessionId,
+      version: '0.1.0',
+      ...simulatedAttributes(id),
+      facts: { ...TEST_FACTS, hostname: id },
+    };
+    registry.attach(connection, hello, { clientAuthId: 'bench', address: '127.0.0.x:1' });
+  }
+  await registry.flush();
+  const service = new ClientGroupsService(new SqlClientGroupRepository(database), registry);
+  const groups = groupDefinitions();
+  for (const g of groups) {
+    await service.create({ id: g.id, description: '', params: clientGroupParamsSchema.parse(g.params) });
+  }
+  const ids = groups.map((g) => g.id);
+  const five = ids.slice(2, 7);
+  const all = await service.membersOf(ids);
+  const big = await service.get(BIG_GROUP);
+  progress(`core: ${CLIENTS} records, 100 groups; all groups resolve to ${all.length} clients`);
+  if (big.client_ids?.length !== Math.ceil(CLIENTS / 2)) throw new Error(`group ${BIG_GROUP}: wrong members`);
+
+  // "After a change": one client's record changes before every call (as tunnels, connects and facts updates do),
+  // so no member list is reused; "unchanged": nothing changed since the previous call.
+  let tick = 0;
+  const touch = () => {
+    tick += 1;
+    registry.setTunnels(`sim-${String(tick % CLIENTS).padStart(digits, '0')}`, []);
+  };
+  const changed = (fn: () => Promise<unknown>) => () => {
+    touch();
+    return fn();
+  };
+  const resolveAll = await timeAsync(
+    CORE_RUNS,
+    changed(() => service.membersOf(ids)),
+  );
+  const resolveFive = await timeAsync(
+    CORE_RUNS,
+    changed(() => service.membersOf(five)),
+  );
+  const getBig = await timeAsync(
+    CORE_RUNS,
+    changed(() => service.get(BIG_GROUP)),
+  );
+  const resolveAllWarm = await timeAsync(CORE_RUNS, () => service.membersOf(ids));
+  const getBigWarm = await timeAsync(CORE_RUNS, () => service.get(BIG_GROUP));
+  await registry.flush();
+  return {
+    rows: [
+      [`membersOf(100 groups) after a change, ${CORE_RUNS} calls p50 / p90 / p99 / max`, fixed(resolveAll)],
+      [`membersOf(5 groups) after a change`, fixed(resolveFive)],
+      [`get('${BIG_GROUP}', ${big.client_ids.length} members) after a change`, fixed(getBig)],
+      [`membersOf(100 groups), clients unchanged`, fixed(resolveAllWarm)],
+      [`get('${BIG_GROUP}'), clients unchanged`, fixed(getBigWarm)],
+    ],
+    checks: [
+      {
+        target: `resolve group_ids naming all 100 groups over ${CLIENTS} clients after a change (core, p99)`,
+        value: `${resolveAll.p99.toFixed(2)} ms`,
+        limit: `<= ${TARGETS.maxResolveMs} ms`,
+        pass: resolveAll.p99 <= TARGETS.maxResolveMs,
+      },
+    ],
+    figures: { resolveAll, resolveFive, getBig, resolveAllWarm, getBigWarm, members: all.length },
+  };
+}
+
+async function api(): Promise<{ rows: string[][]; checks: Check[]; figures: Record<string, unknown> }> {
+  const { svcd, api: client, newFleet } = await startLoadSetup('groups', SETTINGS, 1);
+  const groups = groupDefinitions();
+  for (const g of groups) {
+    const answer = await client.request('POST', '/client-groups', { id: g.id, params: g.params });
+    if (answer.status !== 201)
+      throw new Error(`POST /client-groups ${g.id}: HTTP ${answer.status} ${answer.body}`);
+  }
+  const fleet = newFleet();
+  fleet.start();
+  await fleet.waitAllConnected(SETTINGS.connectTimeoutS * 1000, (s) =>
+    progress(`${s.connected}/${CLIENTS} connected; svcd RSS ${(svcd.rssKiB() / 1024).toFixed(0)} MiB`),
+  );
+  await waitListed(client, CLIENTS);
+  const bigPath = `/client-groups/${BIG_GROUP}`;
+  const big = await client.getJson<{ client_ids: string[]; num_clients_connected: number }>(bigPath);
+  if (big.data.client_ids.length !== CLIENTS / 2 || big.data.num_clients_connected !== CLIENTS / 2)
+    throw new Error(`GET ${bigPath}: ${big.data.client_ids.length} members`);
+  const filterPath = `/clients?filter[groups]=${groups.map((g) => g.id).join(',')}&page[limit]=1&fields[clients]=id`;
+  const filtered = await client.getJson(filterPath);
+  progress(
+    `API: ${CLIENTS} agents connected; group ${BIG_GROUP} has ${big.data.client_ids.length} members; ` +
+      `filter over 100 groups counts ${String(filtered.meta?.count)}`,
+  );
+
+  await sequentialLatencies(client, bigPath, 30);
+  const bigGroup = summarize(await sequentialLatencies(client, bigPath, REQUESTS));
+  await sequentialLatencies(client, filterPath, 10);
+  const filter = summarize(await sequentialLatencies(client, filterPath, Math.min(REQUESTS, 100)));
+  const list = summarize(
+    await sequentialLatencies(
+      client,
+      '/client-groups?page[limit]=100&fields[client_groups]=id,num_clients',
+      20,
+    ),
+  );
+  fleet.check();
+  await svcd.stop(120_000);
+  return {
+    rows: [
+      [
+        `GET ${bigPath} (${CLIENTS / 2} members, ${REQUESTS} sequential) p50 / p90 / p99 / max`,
+        fixed(bigGroup),
+      ],
+      [`GET /clients?filter[groups]=<100 ids>&page[limit]=1 (${filter.count} sequential)`, fixed(filter)],
+      [`GET /client-groups?page[limit]=100 with num_clients (20 sequential)`, fixed(list)],
+    ],
+    checks: [
+      {
+        target: `GET /client-groups/{id}, ${CLIENTS / 2} members, p99 (API, ${CLIENTS} agents)`,
+        value: `${bigGroup.p99.toFixed(1)} ms`,
+        limit: `<= ${TARGETS.maxBigGroupP99Ms} ms`,
+        pass: bigGroup.p99 <= TARGETS.maxBigGroupP99Ms,
+      },
+    ],
+    figures: { bigGroup, filterAllGroups: filter, listGroups: list },
+  };
+}
+
+async function main(): Promise<boolean> {
+  const loadBefore = loadAverage();
+  const coreResult = await core();
+  const apiResult = SKIP_API ? { rows: [], checks: [], figures: {} } : await api();
+  const checks = [...coreResult.checks, ...apiResult.checks];
+  const file = await writeResult('client-groups', {
+    date: new Date().toISOString(),
+    settings: { ...SETTINGS, requests: REQUESTS, coreRuns: CORE_RUNS, skipApi: SKIP_API },
+    machine: machine(),
+    targets: TARGETS,
+    checks,
+    figures: { core: coreResult.figures, api: apiResult.figures },
+  });
+  const out = [
+    '',
+    `Client groups: ${CLIENTS} clients, 100 groups (load average before ${loadBefore}, after ${loadAverage()})`,
+    '',
+    table(['figure', 'value'], [...coreResult.rows, ...apiResult.rows]),
+    '',
+    checksTable(checks),
+    '',
+    `results written to ${file}`,
+    '',
+  ];
+  process.stdout.write(out.join('\n'));
+  return checks.every((c) => c.pass);
+}
+
+await runBench(main, SETTINGS.strict);
