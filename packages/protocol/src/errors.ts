@@ -68,6 +68,10 @@ export const ERROR_CODES = {
   localPortInUse: 'ERR_LOCAL_PORT_IN_USE',
   noFreePort: 'ERR_NO_FREE_PORT',
   jobNotFound: 'ERR_JOB_NOT_FOUND',
+  multiJobNotFound: 'ERR_MULTI_JOB_NOT_FOUND',
+  clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
+  noTargets: 'ERR_NO_TARGETS',
+  foreignOrigin: 'ERR_FOREIGN_ORIGIN',
   uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

@@ -9,4 +9,5 @@ export * from './agent/messages.js';
 export * from './agent/jobs.js';
 export * from './api/clients-auth.js';
 export * from './api/jobs.js';
+export * from './api/multi-jobs.js';
 export * from './api/tunnels.js';

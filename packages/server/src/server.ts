@@ -15,7 +15,10 @@ import type { SvcdConfig } from './config/schema.js';
 import { ClientRegistry } from './core/clients/client-registry.js';
 import { ClientsService } from './core/clients/clients-service.js';
 import { JobsService } from './core/jobs/jobs-service.js';
-import { registryJobClients } from './core/jobs/registry-job-clients.js';
+import { JobWatch } from './core/jobs/job-watch.js';
+import { noClientGroups } from './core/jobs/multi-job-ports.js';
+import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
+import { registryJobClients, registryTargetClients } from './core/jobs/registry-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
 import { PortPool } from './core/tunnels/port-pool.js';
 import { TunnelsService } from './core/tunnels/tunnels-service.js';
@@ -31,6 +34,7 @@ import { removeInterruptedWrites } from './infra/json-file.js';
 import { openDatabase, type Database } from './storage/database.js';
 import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
+import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
@@ -67,7 +71,13 @@ export interface ServerOptions {
   tunnels?: Partial<TunnelTuning>;
 }
 
-type Opened = { api?: FastifyInstance; clients?: AgentLink; tunnels?: TunnelsService; database: Database };
+type Opened = {
+  api?: FastifyInstance;
+  clients?: AgentLink;
+  tunnels?: TunnelsService;
+  multiJobs?: MultiJobsService;
+  database: Database;
+};
 
 /** Wires the adapters together and starts the listeners. `config` has its paths already resolved. */
 export async function startServer(
@@ -108,12 +118,26 @@ export async function startServer(
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
     const connections: ClientConnections = clients;
 
+    const jobRepository = new SqlJobRepository(database);
+    const jobWatch = new JobWatch();
     const jobs = new JobsService(
-      new SqlJobRepository(database),
+      jobRepository,
       registryJobClients(clients),
       new LocalDispatch(clients),
       systemClock,
+      jobWatch,
     );
+    const multiJobs = new MultiJobsService({
+      multiJobs: new SqlMultiJobRepository(database),
+      jobs: jobRepository,
+      single: jobs,
+      clients: registryTargetClients(clients),
+      groups: noClientGroups,
+      watch: jobWatch,
+      clock: systemClock,
+      log: logger,
+    });
+    opened.multiJobs = multiJobs;
 
     opened.clients = await startAgentLink({
       address: config.server.address,
@@ -128,6 +152,7 @@ export async function startServer(
       maxConnections: config.server.max_connections,
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
+      jobOutput: jobWatch,
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
@@ -178,6 +203,8 @@ export async function startServer(
         clients: new ClientsService(clients),
         tunnels,
         jobs,
+        multiJobs,
+        wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),
@@ -263,6 +290,8 @@ async function closeApi(api: FastifyInstance): Promise<void> {
 
 async function closeAll(opened: Opened) {
   if (opened.api) await closeApi(opened.api);
+  // Before the agents go: runs record the clients they will not start while the database is still open.
+  await opened.multiJobs?.close();
   await opened.clients?.close();
   await opened.tunnels?.closeAll();
   await opened.database.close();

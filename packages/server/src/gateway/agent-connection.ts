@@ -12,6 +12,7 @@ import { ControlError, ControlPeer, type Logger } from '@svc/platform';
 import { maskAddress } from '../core/clients/address-mask.js';
 import type { ClientRegistry, LiveConnection } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
+import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 import { AgentJobs } from './agent-jobs.js';
 import { AgentTunnels } from './agent-tunnels.js';

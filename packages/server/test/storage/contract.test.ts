@@ -12,6 +12,9 @@ import { SqlJobRepository } from '../../src/storage/job-repository.js';
 import { parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
 import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
+import { SqlMultiJobRepository } from '../../src/storage/multi-job-repository.js';
+import { MULTI_JOB_LIST } from '../../src/core/jobs/multi-job-list.js';
+import type { MultiJobSummary } from '@svc/protocol';
 import type { StoredTunnel } from '../../src/core/tunnels/ports.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
@@ -69,6 +72,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '002_clients',
           '003_tunnels',
           '004_jobs',
+          '005_multi_jobs',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -544,6 +548,104 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const page = await jobs.list('list-1', parseListQuery({ 'page[limit]': '2' }, JOB_LIST));
       expect(page).toMatchObject({ count: 3 });
       expect(page.data.map((j) => j.jid)).toEqual([c.jid, b.jid]);
+    });
+  });
+
+  describe('multi-client jobs', () => {
+    const multiJob = (n: number, overrides: Partial<MultiJobSummary> = {}): MultiJobSummary => ({
+      jid: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      started_at: new Date(Date.UTC(2030, 0, 2, 0, 0, n, 5)).toISOString(),
+      created_by: 'alice',
+      client_ids: ['web-1', 'web-2'],
+      group_ids: null,
+      tags: null,
+      labels: null,
+      command: '/usr/bin/uptime',
+      cwd: '/tmp',
+      interpreter: '',
+      is_sudo: false,
+      is_script: false,
+      timeout_sec: 30,
+      concurrent: false,
+      abort_on_err: true,
+      ...overrides,
+    });
+    const child = (n: number, multiJobId: string, clientId: string): Job => ({
+      jid: `20000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      status: 'failed',
+      started_at: null,
+      finished_at: '2030-01-02T00:00:09.000Z',
+      client_id: clientId,
+      client_name: clientId.toUpperCase(),
+      command: '/usr/bin/uptime',
+      cwd: '/tmp',
+      is_sudo: false,
+      is_script: false,
+      interpreter: '',
+      pid: null,
+      created_by: 'alice',
+      created_at: new Date(Date.UTC(2030, 0, 2, 0, 0, 0, n)).toISOString(),
+      timeout_sec: 30,
+      multi_job_id: multiJobId,
+      exit_code: null,
+      error: 'client is not connected',
+      result: { stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false },
+    });
+
+    it('stores a multi-client job with its targeting, and reads its children inserted in one batch', async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const jobs = new SqlJobRepository(database);
+      const byIds = multiJob(1, { client_ids: Array.from({ length: 10_000 }, (_, i) => `client-${i}`) });
+      const byLabels = multiJob(2, {
+        client_ids: null,
+        labels: { operator: 'AND', labels: ['city:Berlin', 'os : linux'] },
+        is_script: true,
+        command: '#!/bin/sh\necho ✓\n',
+        concurrent: true,
+        abort_on_err: false,
+        is_sudo: true,
+      });
+      await repo.insert(byIds);
+      await repo.insert(byLabels);
+      expect(await repo.get(byIds.jid)).toEqual(byIds);
+      expect(await repo.get(byLabels.jid)).toEqual(byLabels);
+      expect(await repo.get('10000000-0000-4000-8000-999999999999')).toBeUndefined();
+
+      const children = Array.from({ length: 256 }, (_, i) => child(i + 1, byIds.jid, `client-${i}`));
+      await jobs.insertMany(children);
+      const read = await jobs.listByMultiJob(byIds.jid);
+      expect(read).toEqual(children);
+      expect(await jobs.listByMultiJob(byLabels.jid)).toEqual([]);
+      expect(await jobs.getById(children[3]!.jid)).toEqual(children[3]);
+    });
+
+    it('lists multi-client jobs with the list grammar, newest first by default', async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const a = multiJob(11, { created_by: 'bob' });
+      const b = multiJob(12, { is_script: true });
+      const c = multiJob(13);
+      for (const job of [a, b, c]) await repo.insert(job);
+      const list = async (query: Record<string, string>) =>
+        (
+          await repo.list(
+            parseListQuery(
+              { 'filter[jid]': '10000000-0000-4000-8000-00000000001*', ...query },
+              MULTI_JOB_LIST,
+            ),
+          )
+        ).data.map((j) => j.jid);
+      expect(await list({})).toEqual([c.jid, b.jid, a.jid]);
+      expect(await list({ sort: 'started_at' })).toEqual([a.jid, b.jid, c.jid]);
+      expect(await list({ 'filter[created_by]': 'BOB' })).toEqual([a.jid]);
+      expect(await list({ 'filter[is_script]': '1' })).toEqual([b.jid]);
+      const page = await repo.list(
+        parseListQuery(
+          { 'page[limit]': '1', 'filter[jid]': '10000000-0000-4000-8000-00000000001*' },
+          MULTI_JOB_LIST,
+        ),
+      );
+      expect(page.count).toBe(3);
+      expect(page.data.map((j) => j.jid)).toEqual([c.jid]);
     });
   });
 

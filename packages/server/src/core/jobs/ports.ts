@@ -11,6 +11,12 @@ export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_tr
 /** Persistence of jobs; every engine stores the same record. */
 export interface JobRepository {
   insert(job: Job): Promise<void>;
+  /** Stores several jobs at once (one statement); at most MAX_JOBS_PER_INSERT. */
+  insertMany(jobs: readonly Job[]): Promise<void>;
+  /** The children of a multi-client job, oldest first. */
+  listByMultiJob(multiJobId: string): Promise<Job[]>;
+  /** The job with that id, whichever client it belongs to. */
+  getById(jid: string): Promise<Job | undefined>;
   /** The job of that client, or undefined. */
   get(clientId: string, jid: string): Promise<Job | undefined>;
   /** Records the agent's pid and start time; leaves the status alone (the result may already be in). */
@@ -23,6 +29,9 @@ export interface JobRepository {
   /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }
+
+/** Rows per multi-row INSERT: 22 columns × 256 stays under every engine's bound-parameter limit. */
+export const MAX_JOBS_PER_INSERT = 256;
 
 /** Why the agent did not start a job. */
 export type DispatchFailure = 'offline' | 'disabled' | 'refused' | 'failed';
