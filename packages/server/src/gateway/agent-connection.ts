@@ -32,6 +32,8 @@ export interface AgentConnectionDeps {
   settings: AgentLinkSettings;
   /** Where job results go; without one, agents cannot send results (output channels are refused). */
   jobResults?: JobResultSink;
+  /** Told about job output as it arrives. */
+  jobOutput?: JobOutputListener;
   log: Logger;
 }
 
@@ -79,6 +81,7 @@ export class AgentConnection implements LiveConnection {
       () => this.clientId,
       deps.jobResults,
       deps.log,
+      deps.jobOutput,
     );
     ssh.on('authentication', (ctx) => this.authenticate(ctx));
     ssh.on('ready', () => this.loggedIn());

@@ -54,7 +54,7 @@ export class JobSocketSession implements MultiJobObserver {
     );
     ws.once('message', (data, isBinary) => {
       clearTimeout(waiting);
-      void this.begin(isBinary ? undefined : String(data as Buffer));
+      void this.begin(isBinary || !Buffer.isBuffer(data) ? undefined : data.toString('utf8'));
     });
     ws.on('error', (err) => log.debug({ err }, 'job socket error'));
     ws.once('close', () => {
