@@ -29,6 +29,8 @@ export const succeed: Behaviour = () => ({ result: {} });
 export async function openOutput(agent: TestAgent, jid: string) {
   const channel = await openSubsystem(agent.ssh, JOB_OUTPUT_SUBSYSTEM);
   const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
+  // svcd's acknowledgement must be read for the channel to close.
+  channel.resume();
   channel.write(encodeJobHeader({ jid, replay: false }));
   return {
     write(stream: 'stdout' | 'stderr', data: Buffer) {

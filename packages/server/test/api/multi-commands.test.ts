@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectClient } from '../../../../test-support/agent-client.js';
 import { AUTH, clientRecord, startGatewayServer, waitFor, type GatewayServer } from '../gateway/helpers.js';
-import { startJobAgent, succeed, type JobAgent } from './job-agents.js';
+import { sendResult, startJobAgent, succeed, type JobAgent } from './job-agents.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 type Json = any;
@@ -383,10 +383,40 @@ describe('commands and scripts on many clients', () => {
     expect(runCount()).toBe(0);
   });
 
+  test('svcd stopping mid-run records the clients not yet started; a result sent after the restart is kept', async () => {
+    resetAgents();
+    // web-1 starts its job but sends no result before svcd stops.
+    web1.behaviour = () => ({ result: new Promise(() => undefined) });
+    const res = await post('/commands', {
+      command: '/usr/bin/sleep 5',
+      client_ids: ['web-1', 'web-2', 'db-1'],
+    });
+    const jid = res.json.data.jid as string;
+    await waitFor(() => web1.runs.length === 1);
+    const childJid = web1.runs[0]!.jid;
+    for (const a of agents) await a.agent.close();
+    await t.restart();
+    const interrupted = byClient((await t.api.get(`/commands/${jid}`, { auth: AUTH })).json.data);
+    expect(interrupted['web-1'].status).toBe('running');
+    for (const id of ['web-2', 'db-1'])
+      expect(interrupted[id]).toMatchObject({
+        status: 'failed',
+        error: 'not started: svcd was shutting down',
+      });
+    expect(web2.runs).toHaveLength(0);
+    // The agent offers its result again after reconnecting, as svc does.
+    web1 = await startJobAgent(t, 'web-1');
+    agents = [web1];
+    await sendResult(web1.agent, childJid, { stdout: Buffer.from('slept\n') });
+    const done = byClient((await t.api.get(`/commands/${jid}`, { auth: AUTH })).json.data);
+    expect(done['web-1']).toMatchObject({ status: 'successful', result: { stdout: 'slept\n' } });
+  });
+
   test('a restart of svcd keeps every multi-client job and its finished children', async () => {
     resetAgents();
     const res = await post('/commands', { command: '/usr/bin/uptime', client_ids: ['web-1', 'old-box'] });
     const before = await finished(res.json.data.jid, 2);
+    expect(before.jobs.map((j: { status: string }) => j.status)).toEqual(['successful', 'failed']);
     for (const a of agents) await a.agent.close();
     agents = [];
     await t.restart();

@@ -53,6 +53,8 @@ export class MultiJobRunner {
   private readonly stopped = new Promise<void>((resolve) => (this.wake = resolve));
   /** Children a live observer is waiting for, by jid. */
   private readonly observed = new Map<string, ChildRef>();
+  /** Children are listed by created_at: each step of the run gets a later millisecond than the one before. */
+  private lastCreatedMs = 0;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -81,7 +83,7 @@ export class MultiJobRunner {
       const target = targets[i] as TargetClient;
       if (this.stopping) return this.skip(targets.slice(i), SHUT_DOWN);
       if (!target.connected) {
-        await this.insertFailed([this.child(target)], NOT_CONNECTED);
+        await this.insertFailed([this.child(target, this.nextCreatedAt())], NOT_CONNECTED);
         continue;
       }
       const status = await this.runOne(target);
@@ -91,7 +93,7 @@ export class MultiJobRunner {
 
   /** Runs one child and resolves with its status; undefined when the client went away before it started. */
   private async runOne(target: TargetClient): Promise<JobStatus | 'offline' | undefined> {
-    const child = this.child(target);
+    const child = this.child(target, this.nextCreatedAt());
     let settle: (status: JobStatus) => void = () => undefined;
     const finished = new Promise<JobStatus>((resolve) => (settle = resolve));
     this.deps.watch.watch(child.jid, child.client_id, this.listener(child, settle));
@@ -116,8 +118,9 @@ export class MultiJobRunner {
     for (let at = 0; at < targets.length; at += CONCURRENT_WINDOW) {
       if (this.stopping) return this.skip(targets.slice(at), SHUT_DOWN);
       const window = targets.slice(at, at + CONCURRENT_WINDOW);
-      const offline = window.filter((t) => !t.connected).map((t) => this.child(t));
-      const online = window.filter((t) => t.connected).map((t) => this.child(t));
+      const createdAt = this.nextCreatedAt();
+      const offline = window.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
+      const online = window.filter((t) => t.connected).map((t) => this.child(t, createdAt));
       if (this.plan.observer) for (const child of online) this.observe(child);
       await this.deps.jobs.insertMany([...this.failed(offline, NOT_CONNECTED), ...online]);
       for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
@@ -129,11 +132,13 @@ export class MultiJobRunner {
 
   /** Records the remaining clients as failed children that never started. */
   private async skip(targets: TargetClient[], reason: string): Promise<void> {
-    for (let at = 0; at < targets.length; at += MAX_JOBS_PER_INSERT)
+    for (let at = 0; at < targets.length; at += MAX_JOBS_PER_INSERT) {
+      const createdAt = this.nextCreatedAt();
       await this.insertFailed(
-        targets.slice(at, at + MAX_JOBS_PER_INSERT).map((t) => this.child(t)),
+        targets.slice(at, at + MAX_JOBS_PER_INSERT).map((t) => this.child(t, createdAt)),
         reason,
       );
+    }
   }
 
   private async insertFailed(children: Job[], reason: string): Promise<void> {
@@ -173,7 +178,12 @@ export class MultiJobRunner {
     };
   }
 
-  private child(target: TargetClient): Job {
+  private nextCreatedAt(): Date {
+    this.lastCreatedMs = Math.max(this.deps.clock.now().getTime(), this.lastCreatedMs + 1);
+    return new Date(this.lastCreatedMs);
+  }
+
+  private child(target: TargetClient, createdAt: Date): Job {
     const { multiJob, run } = this.plan;
     return {
       ...newJob(
@@ -185,7 +195,7 @@ export class MultiJobRunner {
           shownCommand: multiJob.command,
         },
         run,
-        this.deps.clock.now(),
+        createdAt,
       ),
       multi_job_id: multiJob.jid,
     };
