@@ -1,10 +1,10 @@
 import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
-import type { JobOutcome, JobRepository } from '../core/jobs/ports.js';
+import type { FinishedJob, JobOutcome, JobRepository, StartedJob } from '../core/jobs/ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
-import type { Insertable, Selectable } from 'kysely';
-import type { JobsTable } from './schema.js';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { JobsTable, StorageSchema } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
   jid: 'jid',
@@ -138,35 +138,56 @@ export class SqlJobRepository implements JobRepository {
   }
 
   markStarted(jid: string, started: JobRunReply): Promise<void> {
-    return withStorageErrors(async () => {
-      await this.database.db
-        .updateTable('jobs')
-        .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
-        .where('jid', '=', jid)
-        .execute();
+    return this.markStartedMany([{ jid, started }]);
+  }
+
+  /** One transaction for all of them. */
+  markStartedMany(items: readonly StartedJob[]): Promise<void> {
+    return this.inTransaction(async (db) => {
+      for (const { jid, started } of items)
+        await db
+          .updateTable('jobs')
+          .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
+          .where('jid', '=', jid)
+          .execute();
     });
   }
 
-  finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db
-        .updateTable('jobs')
-        .set({
-          status: outcome.status,
-          finished_at: Date.parse(outcome.finished_at),
-          exit_code: outcome.exit_code,
-          error: outcome.error,
-          stdout: storable(outcome.stdout),
-          stderr: storable(outcome.stderr),
-          stdout_truncated: flag(outcome.stdout_truncated),
-          stderr_truncated: flag(outcome.stderr_truncated),
-        })
-        .where('jid', '=', jid)
-        .where('client_id', '=', clientId)
-        .where('status', '=', 'running')
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+  async finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
+    const [stored] = await this.finishMany([{ clientId, jid, outcome }]);
+    return stored ?? false;
+  }
+
+  /** One transaction for all of them; says per item whether it was stored. */
+  finishMany(items: readonly FinishedJob[]): Promise<boolean[]> {
+    return this.inTransaction(async (db) => {
+      const stored: boolean[] = [];
+      for (const { clientId, jid, outcome } of items) {
+        const result = await db
+          .updateTable('jobs')
+          .set({
+            status: outcome.status,
+            finished_at: Date.parse(outcome.finished_at),
+            exit_code: outcome.exit_code,
+            error: outcome.error,
+            stdout: storable(outcome.stdout),
+            stderr: storable(outcome.stderr),
+            stdout_truncated: flag(outcome.stdout_truncated),
+            stderr_truncated: flag(outcome.stderr_truncated),
+          })
+          .where('jid', '=', jid)
+          .where('client_id', '=', clientId)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        stored.push(Number(result.numUpdatedRows) === 1);
+      }
+      return stored;
     });
+  }
+
+  /** A single statement runs alone; several share one transaction (one commit, one fsync). */
+  private inTransaction<T>(work: (db: Kysely<StorageSchema>) => Promise<T>): Promise<T> {
+    return withStorageErrors(() => this.database.db.transaction().execute(work));
   }
 
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {

@@ -530,6 +530,26 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(stored?.result.stderr).toHaveLength(4 * 1024 * 1024);
     });
 
+    it('stores starts and results of several jobs in one transaction, each result once', async () => {
+      const jobs = new SqlJobRepository(database);
+      const [a, b, c] = [newJob('batch-1'), newJob('batch-2'), newJob('batch-3')] as [Job, Job, Job];
+      await jobs.insertMany([a, b, c]);
+      await jobs.markStartedMany([
+        { jid: a.jid, started: { pid: 1, started_at: '2030-01-01T00:00:01.000Z' } },
+        { jid: b.jid, started: { pid: 2, started_at: '2030-01-01T00:00:02.000Z' } },
+      ]);
+      const stored = await jobs.finishMany([
+        { clientId: 'batch-1', jid: a.jid, outcome },
+        { clientId: 'batch-9', jid: b.jid, outcome },
+        { clientId: 'batch-3', jid: c.jid, outcome: { ...outcome, status: 'successful', exit_code: 0 } },
+        { clientId: 'batch-1', jid: a.jid, outcome: { ...outcome, status: 'unknown' } },
+      ]);
+      expect(stored).toEqual([true, false, true, false]);
+      expect(await jobs.get('batch-1', a.jid)).toMatchObject({ status: 'failed', pid: 1 });
+      expect(await jobs.get('batch-2', b.jid)).toMatchObject({ status: 'running', pid: 2 });
+      expect(await jobs.get('batch-3', c.jid)).toMatchObject({ status: 'successful', pid: null });
+    });
+
     it("lists one client's jobs with the list grammar, newest first by default", async () => {
       const jobs = new SqlJobRepository(database);
       const a = newJob('list-1', { created_by: 'bob' });

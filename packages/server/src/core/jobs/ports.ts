@@ -8,6 +8,17 @@ export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_tr
   stderr_truncated: boolean;
 }
 
+export interface FinishedJob {
+  clientId: string;
+  jid: string;
+  outcome: JobOutcome;
+}
+
+export interface StartedJob {
+  jid: string;
+  started: JobRunReply;
+}
+
 /** Persistence of jobs; every engine stores the same record. */
 export interface JobRepository {
   insert(job: Job): Promise<void>;
@@ -26,6 +37,10 @@ export interface JobRepository {
    * job of another client, or a result already stored), so a result is stored at most once.
    */
   finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean>;
+  /** Several `finish` at once, in one transaction; one answer per item. */
+  finishMany(items: readonly FinishedJob[]): Promise<boolean[]>;
+  /** Several `markStarted` at once, in one transaction. */
+  markStartedMany(items: readonly StartedJob[]): Promise<void>;
   /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }
