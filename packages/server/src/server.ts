@@ -68,6 +68,8 @@ export interface TunnelTuning {
 export interface ServerOptions {
   /** Agent-link limits that are not configuration keys (tests, benchmarks). */
   agentLink?: Partial<AgentLinkTuning>;
+  /** Dispatches at once of a concurrent multi-client job (tests, benchmarks). */
+  concurrentJobWindow?: number;
   tunnels?: Partial<TunnelTuning>;
 }
 
@@ -136,6 +138,7 @@ export async function startServer(
       watch: jobWatch,
       clock: systemClock,
       log: logger,
+      ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;
 

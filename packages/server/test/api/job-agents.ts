@@ -12,7 +12,12 @@ import type { GatewayServer } from '../gateway/helpers.js';
 export type Output = { stdout?: Buffer; stderr?: Buffer; end?: Partial<JobEnd> };
 
 /** What a test agent does with a job.run: refuse it, or start it and (later) send this result. */
-export type Behaviour = (job: JobRun) => { refuse: string } | { result: Output | Promise<Output> };
+export type Behaviour = (job: JobRun) =>
+  | { refuse: string }
+  | {
+      result: Output | Promise<Output>;
+      /** job.run is answered once it settles. */ startedAfter?: Promise<unknown>;
+    };
 
 export interface JobAgent {
   id: string;
@@ -68,10 +73,11 @@ export async function startJobAgent(
 ): Promise<JobAgent> {
   const agent = await connectClient(t.agent('agents-a'), { client_id: id, name: `Name ${id}`, ...hello });
   const handle: JobAgent = { id, agent, runs: [], behaviour: succeed };
-  agent.peer.on('job.run', (job) => {
+  agent.peer.on('job.run', async (job) => {
     handle.runs.push(job);
     const answer = handle.behaviour(job);
     if ('refuse' in answer) throw new ControlError('refused', answer.refuse);
+    await answer.startedAfter;
     void Promise.resolve(answer.result)
       .then((output) =>
         sendResult(agent, job.jid, { stdout: Buffer.from(`${id} ran ${job.command}\n`), ...output }),

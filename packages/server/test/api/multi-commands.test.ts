@@ -424,3 +424,59 @@ describe('commands and scripts on many clients', () => {
     expect(after.json.data).toEqual(before);
   });
 });
+
+describe('concurrent mode dispatches in a bounded window', () => {
+  let t: GatewayServer;
+  const agents: JobAgent[] = [];
+
+  beforeAll(async () => {
+    t = await startGatewayServer({ concurrentJobWindow: 2 });
+    for (let i = 1; i <= 5; i += 1) agents.push(await startJobAgent(t, `node-${i}`, { tags: ['fleet'] }));
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.agent.close();
+    await t?.stop();
+  });
+
+  test('no more job.run requests are open at once than the window; every client runs', async () => {
+    let open = 0;
+    let most = 0;
+    const gates: (() => void)[] = [];
+    for (const a of agents)
+      a.behaviour = () => {
+        open += 1;
+        most = Math.max(most, open);
+        const startedAfter = new Promise<void>((resolve) => gates.push(resolve)).then(() => (open -= 1));
+        return { result: startedAfter.then(() => ({})), startedAfter };
+      };
+    const res = await t.api.post(
+      '/commands',
+      { command: '/usr/bin/true', tags: { tags: ['fleet'] }, execute_concurrently: true },
+      { auth: AUTH },
+    );
+    expect(res.status).toBe(200);
+    const jid = res.json.data.jid as string;
+    const children = async () =>
+      ((await t.api.get(`/commands/${jid}`, { auth: AUTH })).json.data.jobs as unknown[]).length;
+    // Five clients in windows of two: 2, 2, 1.
+    for (const [total, inWindow] of [
+      [2, 2],
+      [4, 2],
+      [5, 1],
+    ] as const) {
+      await waitFor(() => gates.length === total, 5000, `${total} job.run requests`);
+      // While this window's job.run requests are unanswered the run is blocked: no further child exists.
+      expect(await children()).toBe(total);
+      expect(open).toBe(inWindow);
+      for (const gate of gates.slice(total - inWindow)) gate();
+    }
+    expect(most).toBe(2);
+    const job = await waitFor(async () => {
+      const data: { jobs: { status: string }[] } = (
+        await t.api.get(`/commands/${res.json.data.jid}`, { auth: AUTH })
+      ).json.data;
+      return data.jobs.length === 5 && data.jobs.every((j) => j.status === 'successful') && data;
+    });
+    expect(job.jobs).toHaveLength(5);
+  });
+});

@@ -25,6 +25,8 @@ export interface MultiJobObserver {
 export type ChildRef = Pick<Job, 'jid' | 'client_id' | 'client_name'>;
 
 export interface RunnerDeps {
+  /** Dispatches at once in concurrent mode; CONCURRENT_WINDOW unless tuned. */
+  window?: number;
   jobs: JobRepository;
   single: JobsService;
   watch: JobWatch;
@@ -115,9 +117,10 @@ export class MultiJobRunner {
 
   private async runConcurrently(): Promise<void> {
     const { targets } = this.plan;
-    for (let at = 0; at < targets.length; at += CONCURRENT_WINDOW) {
+    const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
+    for (let at = 0; at < targets.length; at += size) {
       if (this.stopping) return this.skip(targets.slice(at), SHUT_DOWN);
-      const window = targets.slice(at, at + CONCURRENT_WINDOW);
+      const window = targets.slice(at, at + size);
       const createdAt = this.nextCreatedAt();
       const offline = window.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
       const online = window.filter((t) => t.connected).map((t) => this.child(t, createdAt));

@@ -20,6 +20,8 @@ import type { JobRepository } from './ports.js';
 import { resolveTargets } from './targets.js';
 
 export interface MultiJobsDeps {
+  /** Dispatches at once in concurrent mode (tests shorten it). */
+  window?: number;
   multiJobs: MultiJobRepository;
   jobs: JobRepository;
   single: JobsService;
