@@ -236,6 +236,18 @@ describe('live results over /ws/commands and /ws/scripts', () => {
     expect(web1.runs).toHaveLength(0);
   });
 
+  test('svcd stopping closes open sockets with 1001 (going away)', async () => {
+    web1.runs.length = 0;
+    web1.behaviour = () => ({ result: new Promise(() => undefined) });
+    const socket = await openSocket(`${wsBase}/ws/commands?access_token=${token}`);
+    socket.ws.send(JSON.stringify({ command: '/usr/bin/sleep 9', client_ids: ['web-1'] }));
+    await waitFor(() => web1.runs.length === 1);
+    await web1.agent.close();
+    await web2.agent.close();
+    await t.restart();
+    expect((await socket.closed).code).toBe(1001);
+  });
+
   test('the test page is served only when enable_ws_test_endpoints is set', async () => {
     const page = await fetch(`${t.server.apiUrl}/test/scripts/ui`);
     expect(page.status).toBe(404);
