@@ -68,6 +68,10 @@ export const ERROR_CODES = {
   localPortInUse: 'ERR_LOCAL_PORT_IN_USE',
   noFreePort: 'ERR_NO_FREE_PORT',
   jobNotFound: 'ERR_JOB_NOT_FOUND',
+  multiJobNotFound: 'ERR_MULTI_JOB_NOT_FOUND',
+  clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
+  noTargets: 'ERR_NO_TARGETS',
+  foreignOrigin: 'ERR_FOREIGN_ORIGIN',
   uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
   libraryScriptNotFound: 'ERR_LIBRARY_SCRIPT_NOT_FOUND',
   libraryScriptExists: 'ERR_LIBRARY_SCRIPT_EXISTS',
@@ -79,7 +83,6 @@ export const ERROR_CODES = {
   vaultEntryNotFound: 'ERR_VAULT_ENTRY_NOT_FOUND',
   vaultEntryExists: 'ERR_VAULT_ENTRY_EXISTS',
   vaultGroupRequired: 'ERR_VAULT_GROUP_REQUIRED',
-  clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
   clientGroupExists: 'ERR_CLIENT_GROUP_EXISTS',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

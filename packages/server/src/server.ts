@@ -18,8 +18,10 @@ import { ClientRegistry } from './core/clients/client-registry.js';
 import { ClientsService } from './core/clients/clients-service.js';
 import { ClientGroupsService } from './core/client-groups/client-groups-service.js';
 import { JobsService } from './core/jobs/jobs-service.js';
-import { registryJobClients } from './core/jobs/registry-job-clients.js';
 import { LibraryService } from './core/library/library-service.js';
+import { JobWatch } from './core/jobs/job-watch.js';
+import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
+import { registryJobClients, registryTargetClients } from './core/jobs/registry-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
 import { PortPool } from './core/tunnels/port-pool.js';
 import { TunnelsService } from './core/tunnels/tunnels-service.js';
@@ -37,6 +39,7 @@ import { SqlClientGroupRepository } from './storage/client-group-repository.js';
 import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
 import { SqlLibraryScriptRepository } from './storage/library-script-repository.js';
+import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
@@ -73,6 +76,8 @@ export interface TunnelTuning {
 export interface ServerOptions {
   /** Agent-link limits that are not configuration keys (tests, benchmarks). */
   agentLink?: Partial<AgentLinkTuning>;
+  /** Dispatches at once of a concurrent multi-client job (tests, benchmarks). */
+  concurrentJobWindow?: number;
   tunnels?: Partial<TunnelTuning>;
   /** scrypt cost of a new vault; tests pass cheaper parameters than the production ones. */
   vaultKdf?: KdfParams;
@@ -83,6 +88,7 @@ type Opened = {
   clients?: AgentLink;
   tunnels?: TunnelsService;
   vault?: VaultStorage;
+  multiJobs?: MultiJobsService;
   database: Database;
 };
 
@@ -136,12 +142,21 @@ export async function startServer(
 
     // Also what multi-client commands resolve `group_ids` with (membersOf).
     const clientGroups = new ClientGroupsService(new SqlClientGroupRepository(database), clients);
-    const jobs = new JobsService(
-      new SqlJobRepository(database),
-      registryJobClients(clients),
-      dispatch,
-      systemClock,
-    );
+    const jobRepository = new SqlJobRepository(database);
+    const jobWatch = new JobWatch();
+    const jobs = new JobsService(jobRepository, registryJobClients(clients), dispatch, systemClock, jobWatch);
+    const multiJobs = new MultiJobsService({
+      multiJobs: new SqlMultiJobRepository(database),
+      jobs: jobRepository,
+      single: jobs,
+      clients: registryTargetClients(clients),
+      groups: clientGroups,
+      watch: jobWatch,
+      clock: systemClock,
+      log: logger,
+      ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
+    });
+    opened.multiJobs = multiJobs;
 
     opened.clients = await startAgentLink({
       address: config.server.address,
@@ -156,6 +171,7 @@ export async function startServer(
       maxConnections: config.server.max_connections,
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
+      jobOutput: jobWatch,
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
@@ -209,6 +225,8 @@ export async function startServer(
         jobs,
         library: new LibraryService(new SqlLibraryScriptRepository(database), systemClock),
         vault,
+        multiJobs,
+        wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),
@@ -295,6 +313,8 @@ async function closeApi(api: FastifyInstance): Promise<void> {
 
 async function closeAll(opened: Opened) {
   if (opened.api) await closeApi(opened.api);
+  // Before the agents go: runs record the clients they will not start while the database is still open.
+  await opened.multiJobs?.close();
   await opened.clients?.close();
   await opened.tunnels?.closeAll();
   await opened.vault?.close();

@@ -30,7 +30,7 @@ export const scriptTextSchema = z
   );
 
 /** What running something on a client takes besides the command or script. */
-const runOptions = {
+export const runOptions = {
   timeout_sec: z.int().min(1).max(MAX_JOB_TIMEOUT_SEC).default(DEFAULT_JOB_TIMEOUT_SEC),
   cwd: z.string().max(4096).default(''),
   is_sudo: z.boolean().default(false),

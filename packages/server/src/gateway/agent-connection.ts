@@ -12,6 +12,7 @@ import { ControlError, ControlPeer, type Logger } from '@svc/platform';
 import { maskAddress } from '../core/clients/address-mask.js';
 import type { ClientRegistry, LiveConnection } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
+import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 import { AgentJobs } from './agent-jobs.js';
 import { AgentTunnels } from './agent-tunnels.js';
@@ -31,6 +32,8 @@ export interface AgentConnectionDeps {
   settings: AgentLinkSettings;
   /** Where job results go; without one, agents cannot send results (output channels are refused). */
   jobResults?: JobResultSink;
+  /** Told about job output as it arrives. */
+  jobOutput?: JobOutputListener;
   log: Logger;
 }
 
@@ -78,6 +81,7 @@ export class AgentConnection implements LiveConnection {
       () => this.clientId,
       deps.jobResults,
       deps.log,
+      deps.jobOutput,
     );
     ssh.on('authentication', (ctx) => this.authenticate(ctx));
     ssh.on('ready', () => this.loggedIn());

@@ -2,6 +2,7 @@ import type { ServerChannel } from 'ssh2';
 import { CONTROL_ERRORS, type JobRun, type JobRunReply } from '@svc/protocol';
 import { ControlError, type ControlPeer, type Logger } from '@svc/platform';
 import { DispatchError, type JobAgent, type JobResultSink } from '../core/jobs/ports.js';
+import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import { readJobOutput } from './job-output-channel.js';
 
 /** How long the agent may take to start a process and answer job.run. */
@@ -23,6 +24,7 @@ export class AgentJobs implements JobAgent {
     private readonly clientId: () => string | undefined,
     private readonly sink: JobResultSink | undefined,
     private readonly log: Logger,
+    private readonly output?: JobOutputListener,
   ) {}
 
   async run(job: JobRun): Promise<JobRunReply> {
@@ -53,6 +55,6 @@ export class AgentJobs implements JobAgent {
     if (!this.sink || clientId === undefined) return void channel.close();
     this.openChannels += 1;
     channel.once('close', () => (this.openChannels -= 1));
-    readJobOutput(channel, clientId, this.sink, this.log);
+    readJobOutput(channel, clientId, this.sink, this.log, this.output);
   }
 }

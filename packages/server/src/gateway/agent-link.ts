@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '@svc/platform';
 import type { ClientRegistry } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
+import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 import { startClientListener } from './client-listener.js';
 import { HandshakeLimiter } from './handshake-limiter.js';
@@ -47,6 +48,8 @@ export interface AgentLinkOptions {
   serverVersion: string;
   /** Where the agents' job results are stored. */
   jobResults?: JobResultSink;
+  /** Told about job output as it arrives (live results). */
+  jobOutput?: JobOutputListener;
   log: Logger;
   tuning?: Partial<AgentLinkTuning>;
 }
@@ -75,6 +78,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
       serverVersion: options.serverVersion,
     },
     ...(options.jobResults ? { jobResults: options.jobResults } : {}),
+    ...(options.jobOutput ? { jobOutput: options.jobOutput } : {}),
     log,
   });
   const limiter = new HandshakeLimiter({

@@ -1,6 +1,8 @@
 import type { ServerChannel } from 'ssh2';
 import { JOB_OUTPUT_ACK, type JobEnd } from '@svc/protocol';
 import { JobOutputDecoder, JobOutputFormatError, type Logger } from '@svc/platform';
+import { StringDecoder } from 'node:string_decoder';
+import type { JobOutputListener, OutputStream } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 
 /** Output svcd keeps per stream whatever the agent sends: 4× the agents' default send_back_limit. */
@@ -28,6 +30,33 @@ class CappedOutput {
 }
 
 /**
+ * Passes output on as text while it arrives, when someone watches the job. One decoder per stream keeps a
+ * multi-byte character whose bytes are split across chunks whole.
+ */
+class LiveText {
+  private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+
+  constructor(
+    private readonly clientId: string,
+    private readonly live: JobOutputListener | undefined,
+  ) {}
+
+  pass(jid: string, stream: OutputStream, data: Buffer): void {
+    if (!this.live?.wants(jid)) return;
+    const text = this.decoders[stream].write(data);
+    if (text !== '') this.live.chunk(this.clientId, jid, stream, text);
+  }
+
+  flush(jid: string): void {
+    if (!this.live?.wants(jid)) return;
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const rest = this.decoders[stream].end();
+      if (rest !== '') this.live.chunk(this.clientId, jid, stream, rest);
+    }
+  }
+}
+
+/**
  * Reads one job output channel of a client (protocol in @svc/protocol jobs.ts): collects stdout and stderr,
  * stores the result through the sink when the end frame arrives, then acknowledges and closes. A channel that
  * breaks the format is closed without an ack, so the agent offers the result again.
@@ -37,8 +66,10 @@ export function readJobOutput(
   clientId: string,
   sink: JobResultSink,
   log: Pick<Logger, 'warn' | 'debug'>,
+  live?: JobOutputListener,
 ): void {
   const decoder = new JobOutputDecoder();
+  const text = new LiveText(clientId, live);
   const stdout = new CappedOutput();
   const stderr = new CappedOutput();
   let jid = '';
@@ -81,11 +112,14 @@ export function readJobOutput(
           break;
         case 'stdout':
           stdout.append(part.data);
+          text.pass(jid, 'stdout', part.data);
           break;
         case 'stderr':
           stderr.append(part.data);
+          text.pass(jid, 'stderr', part.data);
           break;
         case 'end':
+          text.flush(jid);
           void finish(part.end);
       }
     }

@@ -6,6 +6,7 @@ import type { ClientsAuthService } from '../core/clients-auth/clients-auth-servi
 import type { ClientsService } from '../core/clients/clients-service.js';
 import type { JobsService } from '../core/jobs/jobs-service.js';
 import type { LibraryService } from '../core/library/library-service.js';
+import type { MultiJobsService } from '../core/jobs/multi-jobs-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
@@ -25,6 +26,9 @@ import { clientsAuthRoutes } from './routes/clients-auth.js';
 import { clientRoutes } from './routes/clients.js';
 import { commandRoutes } from './routes/commands.js';
 import { libraryRoutes } from './routes/library.js';
+import { multiCommandRoutes, multiScriptRoute } from './routes/multi-commands.js';
+import { wsTestPageRoutes } from './routes/ws-test-page.js';
+import { serveJobSockets } from './ws/job-sockets.js';
 import { loginRoutes } from './routes/login.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
@@ -42,6 +46,9 @@ export interface ApiDeps {
   jobs: JobsService;
   library: LibraryService;
   vault: VaultService;
+  multiJobs: MultiJobsService;
+  /** `enable_ws_test_endpoints`: serve GET /test/scripts/ui. */
+  wsTestPage: boolean;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -94,10 +101,30 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       libraryRoutes(api, deps.library);
       vaultAdminRoutes(api, deps.vault);
       vaultRoutes(api, deps.vault);
+      multiCommandRoutes(api, deps.multiJobs);
+      if (deps.wsTestPage) wsTestPageRoutes(api);
       done();
     },
     { prefix: API_PREFIX },
   );
+  // The spec's only example of a multi-client script call uses the path without the version.
+  await app.register(
+    (api, _options, done) => {
+      registerAuthHook(api, deps.auth);
+      multiScriptRoute(api, deps.multiJobs);
+      done();
+    },
+    { prefix: '/api' },
+  );
+  const closeSockets = serveJobSockets(app.server, API_PREFIX, {
+    auth: deps.auth,
+    multi: deps.multiJobs,
+    log: deps.logger,
+  });
+  app.addHook('preClose', (done) => {
+    closeSockets();
+    done();
+  });
   return app;
 }
 

@@ -1,10 +1,10 @@
 import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
-import type { JobOutcome, JobRepository } from '../core/jobs/ports.js';
+import type { FinishedJob, JobOutcome, JobRepository, StartedJob } from '../core/jobs/ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
-import type { Selectable } from 'kysely';
-import type { JobsTable } from './schema.js';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { JobsTable, StorageSchema } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
   jid: 'jid',
@@ -56,39 +56,72 @@ function toJob(row: Selectable<JobsTable>): Job {
   };
 }
 
+function toRow(job: Job): Insertable<JobsTable> {
+  return {
+    jid: job.jid,
+    client_id: job.client_id,
+    client_name: job.client_name,
+    multi_job_id: job.multi_job_id ?? null,
+    status: job.status,
+    created_at: Date.parse(job.created_at),
+    started_at: toMillis(job.started_at),
+    finished_at: toMillis(job.finished_at),
+    created_by: job.created_by,
+    command: job.command,
+    interpreter: job.interpreter,
+    cwd: job.cwd,
+    is_sudo: flag(job.is_sudo),
+    is_script: flag(job.is_script),
+    pid: job.pid,
+    timeout_sec: job.timeout_sec,
+    exit_code: job.exit_code,
+    error: job.error,
+    stdout: storable(job.result.stdout),
+    stderr: storable(job.result.stderr),
+    stdout_truncated: flag(job.result.stdout_truncated),
+    stderr_truncated: flag(job.result.stderr_truncated),
+  };
+}
+
 /** Jobs in the `jobs` table (migration 004_jobs); times are epoch milliseconds. */
 export class SqlJobRepository implements JobRepository {
   constructor(private readonly database: Database) {}
 
   insert(job: Job): Promise<void> {
+    return this.insertMany([job]);
+  }
+
+  /** One multi-row INSERT; the caller keeps batches small enough for every engine's parameter limit. */
+  insertMany(jobs: readonly Job[]): Promise<void> {
+    if (jobs.length === 0) return Promise.resolve();
     return withStorageErrors(async () => {
-      await this.database.db
-        .insertInto('jobs')
-        .values({
-          jid: job.jid,
-          client_id: job.client_id,
-          client_name: job.client_name,
-          multi_job_id: job.multi_job_id ?? null,
-          status: job.status,
-          created_at: Date.parse(job.created_at),
-          started_at: toMillis(job.started_at),
-          finished_at: toMillis(job.finished_at),
-          created_by: job.created_by,
-          command: job.command,
-          interpreter: job.interpreter,
-          cwd: job.cwd,
-          is_sudo: flag(job.is_sudo),
-          is_script: flag(job.is_script),
-          pid: job.pid,
-          timeout_sec: job.timeout_sec,
-          exit_code: job.exit_code,
-          error: job.error,
-          stdout: storable(job.result.stdout),
-          stderr: storable(job.result.stderr),
-          stdout_truncated: flag(job.result.stdout_truncated),
-          stderr_truncated: flag(job.result.stderr_truncated),
-        })
+      await this.database.db.insertInto('jobs').values(jobs.map(toRow)).execute();
+    });
+  }
+
+  /** The children of a multi-client job in the order they were created. */
+  listByMultiJob(multiJobId: string): Promise<Job[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('multi_job_id', '=', multiJobId)
+        .orderBy('created_at')
+        .orderBy('client_id')
         .execute();
+      return rows.map(toJob);
+    });
+  }
+
+  /** The job with that id whoever's it is, or undefined. */
+  getById(jid: string): Promise<Job | undefined> {
+    return withStorageErrors(async () => {
+      const row = await this.database.db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('jid', '=', jid)
+        .executeTakeFirst();
+      return row ? toJob(row) : undefined;
     });
   }
 
@@ -105,35 +138,56 @@ export class SqlJobRepository implements JobRepository {
   }
 
   markStarted(jid: string, started: JobRunReply): Promise<void> {
-    return withStorageErrors(async () => {
-      await this.database.db
-        .updateTable('jobs')
-        .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
-        .where('jid', '=', jid)
-        .execute();
+    return this.markStartedMany([{ jid, started }]);
+  }
+
+  /** One transaction for all of them. */
+  markStartedMany(items: readonly StartedJob[]): Promise<void> {
+    return this.inTransaction(async (db) => {
+      for (const { jid, started } of items)
+        await db
+          .updateTable('jobs')
+          .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
+          .where('jid', '=', jid)
+          .execute();
     });
   }
 
-  finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db
-        .updateTable('jobs')
-        .set({
-          status: outcome.status,
-          finished_at: Date.parse(outcome.finished_at),
-          exit_code: outcome.exit_code,
-          error: outcome.error,
-          stdout: storable(outcome.stdout),
-          stderr: storable(outcome.stderr),
-          stdout_truncated: flag(outcome.stdout_truncated),
-          stderr_truncated: flag(outcome.stderr_truncated),
-        })
-        .where('jid', '=', jid)
-        .where('client_id', '=', clientId)
-        .where('status', '=', 'running')
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+  async finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
+    const [stored] = await this.finishMany([{ clientId, jid, outcome }]);
+    return stored ?? false;
+  }
+
+  /** One transaction for all of them; says per item whether it was stored. */
+  finishMany(items: readonly FinishedJob[]): Promise<boolean[]> {
+    return this.inTransaction(async (db) => {
+      const stored: boolean[] = [];
+      for (const { clientId, jid, outcome } of items) {
+        const result = await db
+          .updateTable('jobs')
+          .set({
+            status: outcome.status,
+            finished_at: Date.parse(outcome.finished_at),
+            exit_code: outcome.exit_code,
+            error: outcome.error,
+            stdout: storable(outcome.stdout),
+            stderr: storable(outcome.stderr),
+            stdout_truncated: flag(outcome.stdout_truncated),
+            stderr_truncated: flag(outcome.stderr_truncated),
+          })
+          .where('jid', '=', jid)
+          .where('client_id', '=', clientId)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        stored.push(Number(result.numUpdatedRows) === 1);
+      }
+      return stored;
     });
+  }
+
+  /** A single statement runs alone; several share one transaction (one commit, one fsync). */
+  private inTransaction<T>(work: (db: Kysely<StorageSchema>) => Promise<T>): Promise<T> {
+    return withStorageErrors(() => this.database.db.transaction().execute(work));
   }
 
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {

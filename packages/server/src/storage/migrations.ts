@@ -159,6 +159,34 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       ).execute();
     },
   },
+  {
+    name: '007_multi_jobs',
+    async up(db, engine) {
+      // client_ids of ten thousand clients is about 400 KiB of JSON: MEDIUMTEXT on MySQL (TEXT holds 64 KiB).
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('multi_jobs')
+          .addColumn('jid', 'varchar(36)', (col) => col.primaryKey())
+          .addColumn('started_at', 'bigint', (col) => col.notNull())
+          .addColumn('created_by', 'varchar(150)', (col) => col.notNull())
+          .addColumn('client_ids', text)
+          .addColumn('group_ids', text)
+          .addColumn('tags', text)
+          .addColumn('labels', text)
+          .addColumn('command', text, (col) => col.notNull())
+          .addColumn('cwd', text, (col) => col.notNull())
+          .addColumn('interpreter', text, (col) => col.notNull())
+          .addColumn('is_sudo', 'smallint', (col) => col.notNull())
+          .addColumn('is_script', 'smallint', (col) => col.notNull())
+          .addColumn('timeout_sec', 'integer', (col) => col.notNull())
+          .addColumn('concurrent', 'smallint', (col) => col.notNull())
+          .addColumn('abort_on_err', 'smallint', (col) => col.notNull()),
+      ).execute();
+      await db.schema.createIndex('multi_jobs_started_idx').on('multi_jobs').column('started_at').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -186,3 +186,26 @@ export interface ClientGroupsTable {
 export interface StorageSchema {
   client_groups: ClientGroupsTable;
 }
+
+/** Multi-client jobs (migration 007_multi_jobs); targeting lists are JSON text, NULL when not given. */
+export interface MultiJobsTable {
+  jid: string;
+  started_at: EpochMillis;
+  created_by: string;
+  client_ids: string | null;
+  group_ids: string | null;
+  tags: string | null;
+  labels: string | null;
+  command: string;
+  cwd: string;
+  interpreter: string;
+  is_sudo: ColumnType<number | string | boolean, number, number>;
+  is_script: ColumnType<number | string | boolean, number, number>;
+  timeout_sec: number;
+  concurrent: ColumnType<number | string | boolean, number, number>;
+  abort_on_err: ColumnType<number | string | boolean, number, number>;
+}
+
+export interface StorageSchema {
+  multi_jobs: MultiJobsTable;
+}

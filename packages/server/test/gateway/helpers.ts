@@ -21,6 +21,8 @@ export interface GatewayServerOptions {
   /** Raw `[server]` keys over the test defaults. */
   server?: Record<string, unknown>;
   tuning?: Partial<AgentLinkTuning>;
+  /** Dispatches at once of a concurrent multi-client job. */
+  concurrentJobWindow?: number;
   engine?: DbEngine;
 }
 
@@ -61,7 +63,11 @@ export async function startGatewayServer(options: GatewayServerOptions = {}): Pr
   const config = resolveConfigPaths(svcdConfigSchema.parse(raw), join(dataDir, 'svcd.conf'));
   const logs: LogLine[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const start = () => startServer(config, logger, options.tuning ? { agentLink: options.tuning } : {});
+  const start = () =>
+    startServer(config, logger, {
+      ...(options.tuning ? { agentLink: options.tuning } : {}),
+      ...(options.concurrentJobWindow ? { concurrentJobWindow: options.concurrentJobWindow } : {}),
+    });
 
   let server = await start();
   const handle: GatewayServer = {

@@ -17,6 +17,9 @@ import { LIBRARY_SCRIPT_LIST } from '../../src/core/library/library-list.js';
 import { MAX_SCRIPT_BYTES, type LibraryScript } from '@svc/protocol';
 import { SqlClientGroupRepository } from '../../src/storage/client-group-repository.js';
 import { CLIENT_GROUP_LIST } from '../../src/core/client-groups/client-group-list.js';
+import { SqlMultiJobRepository } from '../../src/storage/multi-job-repository.js';
+import { MULTI_JOB_LIST } from '../../src/core/jobs/multi-job-list.js';
+import type { MultiJobSummary } from '@svc/protocol';
 import type { StoredTunnel } from '../../src/core/tunnels/ports.js';
 import { ensureUserTables } from '../../src/storage/user-tables.js';
 import { openVaultStorage, vaultFile, type VaultStorage } from '../../src/storage/open-vault-storage.js';
@@ -82,6 +85,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '004_jobs',
           '005_library_scripts',
           '006_client_groups',
+          '007_multi_jobs',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -539,6 +543,26 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(stored?.result.stderr).toHaveLength(4 * 1024 * 1024);
     });
 
+    it('stores starts and results of several jobs in one transaction, each result once', async () => {
+      const jobs = new SqlJobRepository(database);
+      const [a, b, c] = [newJob('batch-1'), newJob('batch-2'), newJob('batch-3')] as [Job, Job, Job];
+      await jobs.insertMany([a, b, c]);
+      await jobs.markStartedMany([
+        { jid: a.jid, started: { pid: 1, started_at: '2030-01-01T00:00:01.000Z' } },
+        { jid: b.jid, started: { pid: 2, started_at: '2030-01-01T00:00:02.000Z' } },
+      ]);
+      const stored = await jobs.finishMany([
+        { clientId: 'batch-1', jid: a.jid, outcome },
+        { clientId: 'batch-9', jid: b.jid, outcome },
+        { clientId: 'batch-3', jid: c.jid, outcome: { ...outcome, status: 'successful', exit_code: 0 } },
+        { clientId: 'batch-1', jid: a.jid, outcome: { ...outcome, status: 'unknown' } },
+      ]);
+      expect(stored).toEqual([true, false, true, false]);
+      expect(await jobs.get('batch-1', a.jid)).toMatchObject({ status: 'failed', pid: 1 });
+      expect(await jobs.get('batch-2', b.jid)).toMatchObject({ status: 'running', pid: 2 });
+      expect(await jobs.get('batch-3', c.jid)).toMatchObject({ status: 'successful', pid: null });
+    });
+
     it("lists one client's jobs with the list grammar, newest first by default", async () => {
       const jobs = new SqlJobRepository(database);
       const a = newJob('list-1', { created_by: 'bob' });
@@ -557,6 +581,104 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const page = await jobs.list('list-1', parseListQuery({ 'page[limit]': '2' }, JOB_LIST));
       expect(page).toMatchObject({ count: 3 });
       expect(page.data.map((j) => j.jid)).toEqual([c.jid, b.jid]);
+    });
+  });
+
+  describe('multi-client jobs', () => {
+    const multiJob = (n: number, overrides: Partial<MultiJobSummary> = {}): MultiJobSummary => ({
+      jid: `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      started_at: new Date(Date.UTC(2030, 0, 2, 0, 0, n, 5)).toISOString(),
+      created_by: 'alice',
+      client_ids: ['web-1', 'web-2'],
+      group_ids: null,
+      tags: null,
+      labels: null,
+      command: '/usr/bin/uptime',
+      cwd: '/tmp',
+      interpreter: '',
+      is_sudo: false,
+      is_script: false,
+      timeout_sec: 30,
+      concurrent: false,
+      abort_on_err: true,
+      ...overrides,
+    });
+    const child = (n: number, multiJobId: string, clientId: string): Job => ({
+      jid: `20000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      status: 'failed',
+      started_at: null,
+      finished_at: '2030-01-02T00:00:09.000Z',
+      client_id: clientId,
+      client_name: clientId.toUpperCase(),
+      command: '/usr/bin/uptime',
+      cwd: '/tmp',
+      is_sudo: false,
+      is_script: false,
+      interpreter: '',
+      pid: null,
+      created_by: 'alice',
+      created_at: new Date(Date.UTC(2030, 0, 2, 0, 0, 0, n)).toISOString(),
+      timeout_sec: 30,
+      multi_job_id: multiJobId,
+      exit_code: null,
+      error: 'client is not connected',
+      result: { stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false },
+    });
+
+    it('stores a multi-client job with its targeting, and reads its children inserted in one batch', async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const jobs = new SqlJobRepository(database);
+      const byIds = multiJob(1, { client_ids: Array.from({ length: 10_000 }, (_, i) => `client-${i}`) });
+      const byLabels = multiJob(2, {
+        client_ids: null,
+        labels: { operator: 'AND', labels: ['city:Berlin', 'os : linux'] },
+        is_script: true,
+        command: '#!/bin/sh\necho ✓\n',
+        concurrent: true,
+        abort_on_err: false,
+        is_sudo: true,
+      });
+      await repo.insert(byIds);
+      await repo.insert(byLabels);
+      expect(await repo.get(byIds.jid)).toEqual(byIds);
+      expect(await repo.get(byLabels.jid)).toEqual(byLabels);
+      expect(await repo.get('10000000-0000-4000-8000-999999999999')).toBeUndefined();
+
+      const children = Array.from({ length: 256 }, (_, i) => child(i + 1, byIds.jid, `client-${i}`));
+      await jobs.insertMany(children);
+      const read = await jobs.listByMultiJob(byIds.jid);
+      expect(read).toEqual(children);
+      expect(await jobs.listByMultiJob(byLabels.jid)).toEqual([]);
+      expect(await jobs.getById(children[3]!.jid)).toEqual(children[3]);
+    });
+
+    it('lists multi-client jobs with the list grammar, newest first by default', async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const a = multiJob(11, { created_by: 'bob' });
+      const b = multiJob(12, { is_script: true });
+      const c = multiJob(13);
+      for (const job of [a, b, c]) await repo.insert(job);
+      const list = async (query: Record<string, string>) =>
+        (
+          await repo.list(
+            parseListQuery(
+              { 'filter[jid]': '10000000-0000-4000-8000-00000000001*', ...query },
+              MULTI_JOB_LIST,
+            ),
+          )
+        ).data.map((j) => j.jid);
+      expect(await list({})).toEqual([c.jid, b.jid, a.jid]);
+      expect(await list({ sort: 'started_at' })).toEqual([a.jid, b.jid, c.jid]);
+      expect(await list({ 'filter[created_by]': 'BOB' })).toEqual([a.jid]);
+      expect(await list({ 'filter[is_script]': '1' })).toEqual([b.jid]);
+      const page = await repo.list(
+        parseListQuery(
+          { 'page[limit]': '1', 'filter[jid]': '10000000-0000-4000-8000-00000000001*' },
+          MULTI_JOB_LIST,
+        ),
+      );
+      expect(page.count).toBe(3);
+      expect(page.data.map((j) => j.jid)).toEqual([c.jid]);
     });
   });
 

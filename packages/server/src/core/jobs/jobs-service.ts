@@ -1,15 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { CommandBody, Job, JobCreated, JobRun, ListQuery, ScriptBody } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
+import { GroupCommit } from './group-commit.js';
 import { jobErrors } from './job-errors.js';
 import type { AgentDispatch } from '../dispatch.js';
+import type { JobWatch } from './job-watch.js';
 import {
   DispatchError,
   type JobClients,
+  type FinishedJob,
+  type JobOutcome,
+  type StartedJob,
   type JobRepository,
   type JobResultSink,
   type RawJobResult,
 } from './ports.js';
+
+/** Writes sharing one transaction, at most: big output makes a bigger batch pointless. */
+const MAX_WRITES_PER_BATCH = 64;
 
 const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
   offline: 'not started: ',
@@ -20,12 +28,24 @@ const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
 
 /** Runs commands and scripts on one client and keeps their jobs (spec 4.5, 4.6). */
 export class JobsService implements JobResultSink {
+  /** Results and starts arriving together (many clients at once) share transactions. */
+  private readonly finishes: GroupCommit<FinishedJob, boolean>;
+  private readonly starts: GroupCommit<StartedJob, undefined>;
+
   constructor(
     private readonly repository: JobRepository,
     private readonly clients: JobClients,
     private readonly dispatch: AgentDispatch,
     private readonly clock: Clock,
-  ) {}
+    /** Told when a result is stored, so runners and live sessions learn that a job ended. */
+    private readonly watch?: JobWatch,
+  ) {
+    this.finishes = new GroupCommit((items) => repository.finishMany(items), MAX_WRITES_PER_BATCH);
+    this.starts = new GroupCommit(async (items) => {
+      await repository.markStartedMany(items);
+      return items.map(() => undefined);
+    }, MAX_WRITES_PER_BATCH);
+  }
 
   runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {
     return this.start(clientId, createdBy, { ...options(body), command: body.command }, body.command);
@@ -53,18 +73,45 @@ export class JobsService implements JobResultSink {
    * Stores a result the client's agent sent, once, and only for a running job of that client. Output becomes
    * UTF-8 text; bytes that are not UTF-8 turn into U+FFFD.
    */
-  store(clientId: string, jid: string, result: RawJobResult): Promise<boolean> {
+  async store(clientId: string, jid: string, result: RawJobResult): Promise<boolean> {
     const { end } = result;
-    return this.repository.finish(clientId, jid, {
-      status: end.status,
-      exit_code: end.exit_code,
-      finished_at: end.finished_at,
-      error: end.error,
-      stdout: result.stdout.toString('utf8'),
-      stderr: result.stderr.toString('utf8'),
-      stdout_truncated: end.stdout_truncated || result.stdoutCapped,
-      stderr_truncated: end.stderr_truncated || result.stderrCapped,
+    const stored = await this.finishes.submit({
+      clientId,
+      jid,
+      outcome: {
+        status: end.status,
+        exit_code: end.exit_code,
+        finished_at: end.finished_at,
+        error: end.error,
+        stdout: result.stdout.toString('utf8'),
+        stderr: result.stderr.toString('utf8'),
+        stdout_truncated: end.stdout_truncated || result.stdoutCapped,
+        stderr_truncated: end.stderr_truncated || result.stderrCapped,
+      },
     });
+    if (stored) this.watch?.finished(jid, end.status);
+    return stored;
+  }
+
+  /**
+   * Asks the agent to start a job already stored as `running` and records what it said. When the agent does
+   * not start it the job is stored as `failed` with the reason, which is also returned.
+   */
+  async dispatchStored(job: Job, run: JobRun): Promise<DispatchError | undefined> {
+    try {
+      const started = await this.dispatch.runJob(job.client_id, run);
+      await this.starts.submit({ jid: job.jid, started });
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof DispatchError)) throw err;
+      await this.finishes.submit({
+        clientId: job.client_id,
+        jid: job.jid,
+        outcome: failedOutcome(DISPATCH_FAILURE_PREFIX[err.reason] + err.message, this.clock.now()),
+      });
+      this.watch?.finished(job.jid, 'failed');
+      return err;
+    }
   }
 
   /**
@@ -87,24 +134,7 @@ export class JobsService implements JobResultSink {
       this.clock.now(),
     );
     await this.repository.insert(job);
-    try {
-      await this.repository.markStarted(
-        job.jid,
-        await this.dispatch.runJob(clientId, { ...run, jid: job.jid }),
-      );
-    } catch (err) {
-      if (!(err instanceof DispatchError)) throw err;
-      await this.repository.finish(clientId, job.jid, {
-        status: 'failed',
-        exit_code: null,
-        finished_at: this.clock.now().toISOString(),
-        error: DISPATCH_FAILURE_PREFIX[err.reason] + err.message,
-        stdout: '',
-        stderr: '',
-        stdout_truncated: false,
-        stderr_truncated: false,
-      });
-    }
+    await this.dispatchStored(job, { ...run, jid: job.jid });
     return { jid: job.jid };
   }
 }
@@ -116,14 +146,28 @@ const options = (body: CommandBody | ScriptBody) => ({
   timeout_sec: body.timeout_sec,
 });
 
-interface JobOrigin {
+export interface JobOrigin {
   clientId: string;
   clientName: string;
   createdBy: string;
   shownCommand: string;
 }
 
-function newJob(jid: string, origin: JobOrigin, run: Omit<JobRun, 'jid'>, now: Date): Job {
+/** The outcome of a job that never ran. */
+export function failedOutcome(error: string, now: Date): JobOutcome {
+  return {
+    status: 'failed',
+    exit_code: null,
+    finished_at: now.toISOString(),
+    error,
+    stdout: '',
+    stderr: '',
+    stdout_truncated: false,
+    stderr_truncated: false,
+  };
+}
+
+export function newJob(jid: string, origin: JobOrigin, run: Omit<JobRun, 'jid'>, now: Date): Job {
   return {
     jid,
     status: 'running',

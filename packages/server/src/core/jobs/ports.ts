@@ -8,9 +8,26 @@ export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_tr
   stderr_truncated: boolean;
 }
 
+export interface FinishedJob {
+  clientId: string;
+  jid: string;
+  outcome: JobOutcome;
+}
+
+export interface StartedJob {
+  jid: string;
+  started: JobRunReply;
+}
+
 /** Persistence of jobs; every engine stores the same record. */
 export interface JobRepository {
   insert(job: Job): Promise<void>;
+  /** Stores several jobs at once (one statement); at most MAX_JOBS_PER_INSERT. */
+  insertMany(jobs: readonly Job[]): Promise<void>;
+  /** The children of a multi-client job, oldest first. */
+  listByMultiJob(multiJobId: string): Promise<Job[]>;
+  /** The job with that id, whichever client it belongs to. */
+  getById(jid: string): Promise<Job | undefined>;
   /** The job of that client, or undefined. */
   get(clientId: string, jid: string): Promise<Job | undefined>;
   /** Records the agent's pid and start time; leaves the status alone (the result may already be in). */
@@ -20,9 +37,16 @@ export interface JobRepository {
    * job of another client, or a result already stored), so a result is stored at most once.
    */
   finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean>;
+  /** Several `finish` at once, in one transaction; one answer per item. */
+  finishMany(items: readonly FinishedJob[]): Promise<boolean[]>;
+  /** Several `markStarted` at once, in one transaction. */
+  markStartedMany(items: readonly StartedJob[]): Promise<void>;
   /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }
+
+/** Rows per multi-row INSERT: 22 columns × 256 stays under every engine's bound-parameter limit. */
+export const MAX_JOBS_PER_INSERT = 256;
 
 /** Why the agent did not start a job. */
 export type DispatchFailure = 'offline' | 'disabled' | 'refused' | 'failed';

@@ -1,0 +1,20 @@
+import { MULTI_JOB_FIELDS, MULTI_JOB_SUMMARY_FIELDS, type ListSpec } from '@svc/protocol';
+
+/** The list grammar of GET /commands: newest first, 100 per page, at most 1000 (as OpenRPort). */
+export const MULTI_JOB_LIST: ListSpec = {
+  resource: 'commands',
+  sortable: ['jid', 'started_at', 'created_by', 'command'],
+  defaultSort: '-started_at',
+  filterable: ['jid', 'created_by', 'command', 'is_script'],
+  fields: MULTI_JOB_SUMMARY_FIELDS,
+  pagination: { defaultLimit: 100, maxLimit: 1000 },
+};
+
+/** GET /commands/{jid} takes only `fields[commands]`. */
+export const MULTI_JOB_ITEM: ListSpec = {
+  resource: 'commands',
+  sortable: [],
+  defaultSort: '',
+  filterable: [],
+  fields: MULTI_JOB_FIELDS,
+};

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { Job, JobRun, JobStatus, MultiJobSummary } from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import type { JobListener, JobWatch, OutputStream } from './job-watch.js';
+import { failedOutcome, newJob, type JobsService } from './jobs-service.js';
+import type { TargetClient } from './multi-job-ports.js';
+import { MAX_JOBS_PER_INSERT, type JobRepository } from './ports.js';
+
+/** Jobs dispatched at once in concurrent mode; also the size of each batch of inserted child rows. */
+export const CONCURRENT_WINDOW = MAX_JOBS_PER_INSERT;
+/** How long past its timeout_sec a sequential run waits for a child's result before going on without it. */
+export const RESULT_GRACE_MS = 60_000;
+
+export const NOT_CONNECTED = 'client is not connected';
+export const ABORTED = 'not started: an earlier client failed and abort_on_error is set';
+export const SHUT_DOWN = 'not started: svcd was shutting down';
+
+/** Someone following a run live (a WebSocket session). */
+export interface MultiJobObserver {
+  chunk(child: ChildRef, stream: OutputStream, text: string): void;
+  /** A child's final record: finished, failed to start, or never started. Once per target. */
+  final(child: Job): void;
+}
+
+export type ChildRef = Pick<Job, 'jid' | 'client_id' | 'client_name'>;
+
+export interface RunnerDeps {
+  /** Dispatches at once in concurrent mode; CONCURRENT_WINDOW unless tuned. */
+  window?: number;
+  jobs: JobRepository;
+  single: JobsService;
+  watch: JobWatch;
+  clock: Clock;
+  log: { warn(obj: object, msg: string): void };
+}
+
+export interface RunPlan {
+  multiJob: MultiJobSummary;
+  targets: TargetClient[];
+  run: Omit<JobRun, 'jid'>;
+  observer?: MultiJobObserver;
+}
+
+/**
+ * Runs the children of one multi-client job (notes 6.3). Sequential mode dispatches a child and waits for its
+ * result before the next; with abort_on_error a child that fails (refused, could not start, or finished
+ * `failed`) stops the run and every remaining client gets a failed child saying it was not started. A client
+ * that is not connected gets a failed child too but does not abort: it was never tried. `unknown` (timeout)
+ * does not abort. Concurrent mode works through the targets in windows of CONCURRENT_WINDOW: one INSERT per
+ * window, then its dispatches at once; nothing per client outlives its window unless a live observer watches.
+ */
+export class MultiJobRunner {
+  private stopping = false;
+  private wake: () => void = () => undefined;
+  private readonly stopped = new Promise<void>((resolve) => (this.wake = resolve));
+  /** Children a live observer is waiting for, by jid. */
+  private readonly observed = new Map<string, ChildRef>();
+  /** Children are listed by created_at: each step of the run gets a later millisecond than the one before. */
+  private lastCreatedMs = 0;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    private readonly plan: RunPlan,
+  ) {}
+
+  /** Stops dispatching; the clients not yet started get a failed child. */
+  stop(): void {
+    this.stopping = true;
+    this.wake();
+  }
+
+  run(): Promise<void> {
+    return this.plan.multiJob.concurrent ? this.runConcurrently() : this.runSequentially();
+  }
+
+  /** The observer is gone: stop watching the children whose results it was waiting for. */
+  detach(): void {
+    for (const jid of this.observed.keys()) this.deps.watch.unwatch(jid);
+    this.observed.clear();
+  }
+
+  private async runSequentially(): Promise<void> {
+    const { targets, multiJob } = this.plan;
+    for (let i = 0; i < targets.length; i += 1) {
+      const target = targets[i] as TargetClient;
+      if (this.stopping) return this.skip(targets.slice(i), SHUT_DOWN);
+      if (!target.connected) {
+        await this.insertFailed([this.child(target, this.nextCreatedAt())], NOT_CONNECTED);
+        continue;
+      }
+      const status = await this.runOne(target);
+      if (multiJob.abort_on_err && status === 'failed') return this.skip(targets.slice(i + 1), ABORTED);
+    }
+  }
+
+  /** Runs one child and resolves with its status; undefined when the client went away before it started. */
+  private async runOne(target: TargetClient): Promise<JobStatus | 'offline' | undefined> {
+    const child = this.child(target, this.nextCreatedAt());
+    let settle: (status: JobStatus) => void = () => undefined;
+    const finished = new Promise<JobStatus>((resolve) => (settle = resolve));
+    this.deps.watch.watch(child.jid, child.client_id, this.listener(child, settle));
+    await this.deps.jobs.insert(child);
+    const refusal = await this.deps.single.dispatchStored(child, { ...this.plan.run, jid: child.jid });
+    if (refusal?.reason === 'offline') return 'offline';
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), child.timeout_sec * 1000 + RESULT_GRACE_MS);
+    });
+    try {
+      return await Promise.race([finished, gaveUp, this.stopped.then(() => undefined)]);
+    } finally {
+      clearTimeout(timer);
+      // A live observer may still get the result later; otherwise nobody waits for it any more.
+      if (!this.plan.observer) this.deps.watch.unwatch(child.jid);
+    }
+  }
+
+  private async runConcurrently(): Promise<void> {
+    const { targets } = this.plan;
+    const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
+    for (let at = 0; at < targets.length; at += size) {
+      if (this.stopping) return this.skip(targets.slice(at), SHUT_DOWN);
+      const window = targets.slice(at, at + size);
+      const createdAt = this.nextCreatedAt();
+      const offline = window.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
+      const online = window.filter((t) => t.connected).map((t) => this.child(t, createdAt));
+      if (this.plan.observer) for (const child of online) this.observe(child);
+      await this.deps.jobs.insertMany([...this.failed(offline, NOT_CONNECTED), ...online]);
+      for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
+      await Promise.all(
+        online.map((child) => this.deps.single.dispatchStored(child, { ...this.plan.run, jid: child.jid })),
+      );
+    }
+  }
+
+  /** Records the remaining clients as failed children that never started. */
+  private async skip(targets: TargetClient[], reason: string): Promise<void> {
+    for (let at = 0; at < targets.length; at += MAX_JOBS_PER_INSERT) {
+      const createdAt = this.nextCreatedAt();
+      await this.insertFailed(
+        targets.slice(at, at + MAX_JOBS_PER_INSERT).map((t) => this.child(t, createdAt)),
+        reason,
+      );
+    }
+  }
+
+  private async insertFailed(children: Job[], reason: string): Promise<void> {
+    const failed = this.failed(children, reason);
+    await this.deps.jobs.insertMany(failed);
+    for (const child of failed) this.plan.observer?.final(child);
+  }
+
+  private failed(children: Job[], reason: string): Job[] {
+    return children.map((child) => this.asFailed(child, reason));
+  }
+
+  private asFailed(child: Job, reason: string): Job {
+    const outcome = failedOutcome(reason, this.deps.clock.now());
+    return { ...child, status: 'failed', finished_at: outcome.finished_at, error: reason };
+  }
+
+  private observe(child: Job): void {
+    this.deps.watch.watch(child.jid, child.client_id, this.listener(child));
+  }
+
+  /** Passes live output and the final record to the observer; tells a waiting sequential step the status. */
+  private listener(child: Job, settle?: (status: JobStatus) => void): JobListener {
+    const { observer } = this.plan;
+    if (observer) this.observed.set(child.jid, child);
+    return {
+      chunk: (_jid, stream, text) => observer?.chunk(child, stream, text),
+      finished: (jid, status) => {
+        settle?.(status);
+        if (!observer) return;
+        this.observed.delete(jid);
+        this.deps.jobs
+          .getById(jid)
+          .then((job) => job && observer.final(job))
+          .catch((err: unknown) => this.deps.log.warn({ err, jid }, 'reading a finished child job failed'));
+      },
+    };
+  }
+
+  private nextCreatedAt(): Date {
+    this.lastCreatedMs = Math.max(this.deps.clock.now().getTime(), this.lastCreatedMs + 1);
+    return new Date(this.lastCreatedMs);
+  }
+
+  private child(target: TargetClient, createdAt: Date): Job {
+    const { multiJob, run } = this.plan;
+    return {
+      ...newJob(
+        randomUUID(),
+        {
+          clientId: target.id,
+          clientName: target.name,
+          createdBy: multiJob.created_by,
+          shownCommand: multiJob.command,
+        },
+        run,
+        createdAt,
+      ),
+      multi_job_id: multiJob.jid,
+    };
+  }
+}

@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AppError,
+  ERROR_CODES,
+  type JobCreated,
+  type JobRun,
+  type ListQuery,
+  type MultiCommandBody,
+  type MultiJob,
+  type MultiJobSummary,
+  type MultiScriptBody,
+} from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import { jobErrors } from './job-errors.js';
+import type { JobWatch } from './job-watch.js';
+import type { JobsService } from './jobs-service.js';
+import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
+import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
+import type { JobRepository } from './ports.js';
+import { resolveTargets } from './targets.js';
+
+export interface MultiJobsDeps {
+  /** Dispatches at once in concurrent mode (tests shorten it). */
+  window?: number;
+  multiJobs: MultiJobRepository;
+  jobs: JobRepository;
+  single: JobsService;
+  clients: TargetClients;
+  groups: ClientGroups;
+  watch: JobWatch;
+  clock: Clock;
+  log: { warn(obj: object, msg: string): void };
+}
+
+/** A started multi-client job: its id, how many clients it targets, and a handle for a live observer. */
+export interface StartedMultiJob extends JobCreated {
+  targets: number;
+  /** Stops the observer's watching of children that have not finished yet. */
+  detach(): void;
+}
+
+const multiJobNotFound = (jid: string) =>
+  new AppError('not_found', ERROR_CODES.multiJobNotFound, `Multi-client job '${jid}' not found`);
+
+/**
+ * Commands and scripts on many clients (spec 4.5, 4.6): resolves the targets, stores the multi-client job and
+ * runs it in the background; the caller gets the jid at once. Runs still going at shutdown are stopped, and
+ * the clients they had not started get failed children, so every target ends up with a record.
+ */
+export class MultiJobsService {
+  private readonly running = new Map<MultiJobRunner, Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly deps: MultiJobsDeps) {}
+
+  runCommand(
+    body: MultiCommandBody,
+    createdBy: string,
+    observer?: MultiJobObserver,
+  ): Promise<StartedMultiJob> {
+    return this.start(body, createdBy, { command: body.command, is_script: false }, observer);
+  }
+
+  runScript(body: MultiScriptBody, createdBy: string, observer?: MultiJobObserver): Promise<StartedMultiJob> {
+    const text = Buffer.from(body.script, 'base64').toString('utf8');
+    if (text.trim() === '') throw jobErrors.emptyScript();
+    return this.start(body, createdBy, { command: text, is_script: true, script: body.script }, observer);
+  }
+
+  async get(jid: string): Promise<MultiJob> {
+    const summary = await this.deps.multiJobs.get(jid);
+    if (!summary) throw multiJobNotFound(jid);
+    return { ...summary, jobs: await this.deps.jobs.listByMultiJob(jid) };
+  }
+
+  list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {
+    return this.deps.multiJobs.list(query);
+  }
+
+  /** Stops every run and waits until each has recorded its remaining clients. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const runner of this.running.keys()) runner.stop();
+    await Promise.all(this.running.values());
+  }
+
+  private async start(
+    body: MultiCommandBody | MultiScriptBody,
+    createdBy: string,
+    what: { command: string; is_script: boolean; script?: string },
+    observer: MultiJobObserver | undefined,
+  ): Promise<StartedMultiJob> {
+    if (this.closed)
+      throw new AppError('unavailable', ERROR_CODES.shuttingDown, 'svcd is shutting down', 'try again later');
+    const targets = await resolveTargets(body, this.deps.clients, this.deps.groups);
+    const multiJob: MultiJobSummary = {
+      jid: randomUUID(),
+      started_at: this.deps.clock.now().toISOString(),
+      created_by: createdBy,
+      client_ids: body.client_ids?.length ? body.client_ids : null,
+      group_ids: body.group_ids?.length ? body.group_ids : null,
+      tags: body.tags ?? null,
+      labels: body.labels ?? null,
+      command: what.command,
+      cwd: body.cwd,
+      interpreter: body.interpreter,
+      is_sudo: body.is_sudo,
+      is_script: what.is_script,
+      timeout_sec: body.timeout_sec,
+      concurrent: body.execute_concurrently,
+      abort_on_err: body.abort_on_error,
+    };
+    await this.deps.multiJobs.insert(multiJob);
+    const run: Omit<JobRun, 'jid'> = {
+      command: what.is_script ? '' : what.command,
+      ...(what.script === undefined ? {} : { script: what.script }),
+      interpreter: body.interpreter,
+      cwd: body.cwd,
+      is_sudo: body.is_sudo,
+      timeout_sec: body.timeout_sec,
+    };
+    const runner = new MultiJobRunner(this.deps, {
+      multiJob,
+      targets,
+      run,
+      ...(observer ? { observer } : {}),
+    });
+    const done = runner
+      .run()
+      .catch((err: unknown) => this.deps.log.warn({ err, jid: multiJob.jid }, 'multi-client job stopped'))
+      .finally(() => this.running.delete(runner));
+    this.running.set(runner, done);
+    return { jid: multiJob.jid, targets: targets.length, detach: () => runner.detach() };
+  }
+}

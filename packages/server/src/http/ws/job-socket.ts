@@ -1,0 +1,155 @@
+import type { WebSocket } from 'ws';
+import type { z } from 'zod';
+import {
+  AppError,
+  ERROR_CODES,
+  wsCommandRequestSchema,
+  wsScriptRequestSchema,
+  type ErrorBody,
+  type Job,
+  type JobOutputChunkMessage,
+} from '@svc/protocol';
+import type { OutputStream } from '../../core/jobs/job-watch.js';
+import type { ChildRef, MultiJobObserver } from '../../core/jobs/multi-job-runner.js';
+import type { MultiJobsService, StartedMultiJob } from '../../core/jobs/multi-jobs-service.js';
+import { parseBody } from '../body.js';
+import { toAppError } from '../errors.js';
+
+export type JobSocketKind = 'commands' | 'scripts';
+
+/** How long the socket waits for its one request message. */
+const REQUEST_WAIT_MS = 30_000;
+/** Output queued for a reader that does not keep up; past it the socket is closed (memory stays bounded). */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** Closed after this long past the job's timeout even when some client never answered. */
+const FINAL_GRACE_MS = 60_000;
+
+const CLOSE = { done: 1000, policy: 1008, tooSlow: 1013 } as const;
+
+interface Log {
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+/**
+ * One /ws/commands or /ws/scripts session (notes 6.4): takes one request shaped like the POST body, runs it as a
+ * multi-client job and sends every output chunk as it arrives and one final job record per client, then closes.
+ */
+export class JobSocketSession implements MultiJobObserver {
+  private started: StartedMultiJob | undefined;
+  private finals = 0;
+  private closed = false;
+  private deadline: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly kind: JobSocketKind,
+    private readonly username: string,
+    private readonly multi: MultiJobsService,
+    private readonly log: Log,
+  ) {
+    const waiting = setTimeout(
+      () => this.fail(new AppError('invalid', ERROR_CODES.requestTimeout, 'No request message received')),
+      REQUEST_WAIT_MS,
+    );
+    ws.once('message', (data, isBinary) => {
+      clearTimeout(waiting);
+      void this.begin(isBinary || !Buffer.isBuffer(data) ? undefined : data.toString('utf8'));
+    });
+    ws.on('error', (err) => log.debug({ err }, 'job socket error'));
+    ws.once('close', () => {
+      clearTimeout(waiting);
+      this.end();
+    });
+  }
+
+  chunk(child: ChildRef, stream: OutputStream, text: string): void {
+    if (this.closed) return;
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.log.warn({ jid: child.jid }, 'job socket closed: the reader does not keep up with the output');
+      this.close(CLOSE.tooSlow, 'reader too slow');
+      return;
+    }
+    const message: JobOutputChunkMessage = {
+      jid: child.jid,
+      client_id: child.client_id,
+      client_name: child.client_name,
+      result: {
+        stdout: stream === 'stdout' ? text : '',
+        stderr: stream === 'stderr' ? text : '',
+        summary: '',
+      },
+    };
+    this.ws.send(JSON.stringify(message));
+  }
+
+  final(child: Job): void {
+    if (this.closed) return;
+    this.finals += 1;
+    this.ws.send(JSON.stringify({ ...child, result: { ...child.result, summary: '' } }));
+    this.closeWhenDone();
+  }
+
+  private async begin(text: string | undefined): Promise<void> {
+    try {
+      const request = parseRequest(text);
+      const body = parseBody(
+        this.kind === 'commands' ? wsCommandRequestSchema : wsScriptRequestSchema,
+        request,
+      );
+      const started =
+        this.kind === 'commands'
+          ? await this.multi.runCommand(body as z.output<typeof wsCommandRequestSchema>, this.username, this)
+          : await this.multi.runScript(body as z.output<typeof wsScriptRequestSchema>, this.username, this);
+      this.started = started;
+      if (this.closed) return void started.detach();
+      this.deadline = setTimeout(
+        () => this.close(CLOSE.done, 'gave up waiting for results'),
+        body.timeout_sec * 1000 * (body.execute_concurrently ? 1 : started.targets) + FINAL_GRACE_MS,
+      );
+      this.closeWhenDone();
+    } catch (err) {
+      if (!(err instanceof AppError)) this.log.warn({ err }, 'job socket request failed');
+      this.fail(toAppError(err));
+    }
+  }
+
+  private closeWhenDone(): void {
+    if (this.started && this.finals >= this.started.targets) this.close(CLOSE.done, 'done');
+  }
+
+  private fail(err: AppError): void {
+    if (this.closed) return;
+    this.ws.send(JSON.stringify({ errors: err.toItems() } satisfies ErrorBody));
+    this.close(CLOSE.policy, err.message.slice(0, 100));
+  }
+
+  private close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.ws.close(code, reason);
+    this.end();
+  }
+
+  private end(): void {
+    this.closed = true;
+    clearTimeout(this.deadline);
+    this.started?.detach();
+  }
+}
+
+function parseRequest(text: string | undefined): unknown {
+  const invalid = new AppError(
+    'invalid',
+    ERROR_CODES.invalidJson,
+    'Invalid JSON data',
+    'send one text message holding a JSON object shaped like the POST /commands or /scripts body',
+  );
+  if (text === undefined) throw invalid;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid;
+    return value;
+  } catch {
+    throw invalid;
+  }
+}

@@ -1,0 +1,73 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { AppError, ERROR_CODES } from '@svc/protocol';
+import type { Authenticator } from '../../core/auth/authenticator.js';
+import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
+import { toAppError } from '../errors.js';
+import { answerOnSocket, rawErrorOf } from '../raw-reply.js';
+import { JobSocketSession, type JobSocketKind } from './job-socket.js';
+import { authenticateUpgrade, checkOrigin } from './upgrade-auth.js';
+
+/** Largest request message: a script of MAX_SCRIPT_BYTES as base64 plus ten thousand client ids fits. */
+const MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
+
+interface Log {
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+/**
+ * GET {prefix}/ws/commands and {prefix}/ws/scripts on the API's HTTP server. The Origin and the credentials are
+ * checked before the upgrade completes, so a refused request gets an ordinary HTTP error (403, 401) and never
+ * becomes a socket. Returns a function that closes every open session (at shutdown).
+ */
+export function serveJobSockets(
+  server: Server,
+  prefix: string,
+  deps: { auth: Authenticator; multi: MultiJobsService; log: Log },
+): () => void {
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_MESSAGE_BYTES,
+    perMessageDeflate: false,
+  });
+  const paths: Record<string, JobSocketKind> = {
+    [`${prefix}/ws/commands`]: 'commands',
+    [`${prefix}/ws/scripts`]: 'scripts',
+  };
+
+  const upgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const kind = paths[url.pathname];
+    if (!kind)
+      return answerOnSocket(
+        socket,
+        rawErrorOf(new AppError('not_found', ERROR_CODES.routeNotFound, `No WebSocket at ${url.pathname}`)),
+      );
+    try {
+      checkOrigin(request);
+      const caller = await authenticateUpgrade(deps.auth, request, url);
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        new JobSocketSession(ws, kind, caller.user.username, deps.multi, deps.log);
+      });
+    } catch (err) {
+      const appError = toAppError(err);
+      if (appError.kind === 'internal') deps.log.warn({ err }, 'job socket upgrade failed');
+      answerOnSocket(socket, rawErrorOf(appError));
+    }
+  };
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void upgrade(request, socket, head);
+  });
+
+  return () => {
+    for (const client of wss.clients) client.close(1001, 'svcd is shutting down');
+    // Peers that do not answer the close are cut off shortly after.
+    setTimeout(() => {
+      for (const client of wss.clients) client.terminate();
+    }, 1000).unref();
+    wss.close();
+  };
+}

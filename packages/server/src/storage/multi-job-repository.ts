@@ -1,0 +1,89 @@
+import type { Selectable } from 'kysely';
+import type { ListQuery, MultiJobSummary } from '@svc/protocol';
+import type { MultiJobRepository } from '../core/jobs/multi-job-ports.js';
+import type { Database } from './database.js';
+import { withStorageErrors } from './errors.js';
+import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
+import type { MultiJobsTable } from './schema.js';
+
+const COLUMNS: SqlColumnMap = {
+  jid: 'jid',
+  started_at: { column: 'started_at', type: 'number' },
+  created_by: 'created_by',
+  command: 'command',
+  is_script: { column: 'is_script', type: 'number' },
+};
+
+const flag = (value: boolean): number => (value ? 1 : 0);
+const isSet = (value: number | string | boolean): boolean => Number(value) === 1 || value === true;
+const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+function toSummary(row: Selectable<MultiJobsTable>): MultiJobSummary {
+  return {
+    jid: row.jid,
+    started_at: new Date(Number(row.started_at)).toISOString(),
+    created_by: row.created_by,
+    client_ids: parsed(row.client_ids),
+    group_ids: parsed(row.group_ids),
+    tags: parsed(row.tags),
+    labels: parsed(row.labels),
+    command: row.command,
+    cwd: row.cwd,
+    interpreter: row.interpreter,
+    is_sudo: isSet(row.is_sudo),
+    is_script: isSet(row.is_script),
+    timeout_sec: Number(row.timeout_sec),
+    concurrent: isSet(row.concurrent),
+    abort_on_err: isSet(row.abort_on_err),
+  };
+}
+
+/** Multi-client jobs in `multi_jobs` (migration 007_multi_jobs); their children are rows of `jobs`. */
+export class SqlMultiJobRepository implements MultiJobRepository {
+  constructor(private readonly database: Database) {}
+
+  insert(job: MultiJobSummary): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .insertInto('multi_jobs')
+        .values({
+          jid: job.jid,
+          started_at: Date.parse(job.started_at),
+          created_by: job.created_by,
+          client_ids: json(job.client_ids),
+          group_ids: json(job.group_ids),
+          tags: json(job.tags),
+          labels: json(job.labels),
+          command: job.command,
+          cwd: job.cwd,
+          interpreter: job.interpreter,
+          is_sudo: flag(job.is_sudo),
+          is_script: flag(job.is_script),
+          timeout_sec: job.timeout_sec,
+          concurrent: flag(job.concurrent),
+          abort_on_err: flag(job.abort_on_err),
+        })
+        .execute();
+    });
+  }
+
+  get(jid: string): Promise<MultiJobSummary | undefined> {
+    return withStorageErrors(async () => {
+      const row = await this.database.db
+        .selectFrom('multi_jobs')
+        .selectAll()
+        .where('jid', '=', jid)
+        .executeTakeFirst();
+      return row ? toSummary(row) : undefined;
+    });
+  }
+
+  list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {
+    return withStorageErrors(async () => {
+      const base = this.database.db.selectFrom('multi_jobs').selectAll();
+      const { rows, count } = await executeSqlList(base, query, COLUMNS, { tieBreaker: 'jid' });
+      return { data: rows.map(toSummary), count };
+    });
+  }
+}

@@ -1,0 +1,89 @@
+import {
+  connectClient,
+  openSubsystem,
+  type HelloOverrides,
+  type TestAgent,
+} from '../../../../test-support/agent-client.js';
+import { ControlError } from '../../../platform/src/control-peer.js';
+import { encodeJobData, encodeJobEnd, encodeJobHeader } from '../../../platform/src/job-frames.js';
+import { JOB_OUTPUT_SUBSYSTEM, type JobEnd, type JobRun } from '../../../protocol/src/index.js';
+import type { GatewayServer } from '../gateway/helpers.js';
+
+export type Output = { stdout?: Buffer; stderr?: Buffer; end?: Partial<JobEnd> };
+
+/** What a test agent does with a job.run: refuse it, or start it and (later) send this result. */
+export type Behaviour = (job: JobRun) =>
+  | { refuse: string }
+  | {
+      result: Output | Promise<Output>;
+      /** job.run is answered once it settles. */ startedAfter?: Promise<unknown>;
+    };
+
+export interface JobAgent {
+  id: string;
+  agent: TestAgent;
+  /** Every job.run this agent received. */
+  runs: JobRun[];
+  /** Replaced per test; default: exit 0 with "<id> ran <command>" on stdout. */
+  behaviour: Behaviour;
+}
+
+export const succeed: Behaviour = () => ({ result: {} });
+
+/** Opens the output channel as svc does and writes the header; returns a writer for frames and the end. */
+export async function openOutput(agent: TestAgent, jid: string) {
+  const channel = await openSubsystem(agent.ssh, JOB_OUTPUT_SUBSYSTEM);
+  const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
+  // svcd's acknowledgement must be read for the channel to close.
+  channel.resume();
+  channel.write(encodeJobHeader({ jid, replay: false }));
+  return {
+    write(stream: 'stdout' | 'stderr', data: Buffer) {
+      for (const frame of encodeJobData(stream, data)) channel.write(frame);
+    },
+    async end(end: Partial<JobEnd> = {}) {
+      channel.write(
+        encodeJobEnd({
+          status: 'successful',
+          exit_code: 0,
+          finished_at: new Date().toISOString(),
+          error: '',
+          stdout_truncated: false,
+          stderr_truncated: false,
+          ...end,
+        }),
+      );
+      await closed;
+    },
+  };
+}
+
+export async function sendResult(agent: TestAgent, jid: string, output: Output): Promise<void> {
+  const out = await openOutput(agent, jid);
+  if (output.stdout) out.write('stdout', output.stdout);
+  if (output.stderr) out.write('stderr', output.stderr);
+  await out.end(output.end);
+}
+
+/** A connected test agent that answers job.run per its behaviour and sends results on its own channel. */
+export async function startJobAgent(
+  t: GatewayServer,
+  id: string,
+  hello: HelloOverrides = {},
+): Promise<JobAgent> {
+  const agent = await connectClient(t.agent('agents-a'), { client_id: id, name: `Name ${id}`, ...hello });
+  const handle: JobAgent = { id, agent, runs: [], behaviour: succeed };
+  agent.peer.on('job.run', async (job) => {
+    handle.runs.push(job);
+    const answer = handle.behaviour(job);
+    if ('refuse' in answer) throw new ControlError('refused', answer.refuse);
+    await answer.startedAfter;
+    void Promise.resolve(answer.result)
+      .then((output) =>
+        sendResult(agent, job.jid, { stdout: Buffer.from(`${id} ran ${job.command}\n`), ...output }),
+      )
+      .catch(() => undefined);
+    return { pid: 100, started_at: new Date().toISOString() };
+  });
+  return handle;
+}
