@@ -11,6 +11,8 @@ export interface ProcessSpec {
   /** The program is sudo: a refusal of sudo's own (exit 1, `sudo: ...` on stderr) is reported as such. */
   sudo: boolean;
   env?: NodeJS.ProcessEnv;
+  /** Runs once the process has exited and before its result ends (e.g. deleting its script file). */
+  afterExit?: () => Promise<void>;
 }
 
 export interface StartedProcess {
@@ -64,7 +66,10 @@ export function startProcess(spec: ProcessSpec, output: JobOutput): Promise<Star
         child.once('exit', (code, signal) => {
           cancelTimeout();
           done();
-          const finish = () => output.finish(outcomeOf(code, signal, spec.sudo, output));
+          // A result that says "finished" must not find its script file still there.
+          const cleanedUp = spec.afterExit?.() ?? Promise.resolve();
+          const finish = () =>
+            void cleanedUp.then(() => output.finish(outcomeOf(code, signal, spec.sudo, output)));
           const grace = setTimeout(finish, OUTPUT_GRACE_MS);
           grace.unref();
           child.once('close', () => {

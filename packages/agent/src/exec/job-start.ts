@@ -78,19 +78,25 @@ export async function startJob(job: JobRun, env: JobEnvironment): Promise<Starte
     await writeScriptFile(scriptPath, script);
   }
   const output = new JobOutput(job.jid, settings.sendBackLimit);
-  const spec = { invocation, cwd, timeoutMs: job.timeout_sec * 1000, sudo: job.is_sudo, env: env.env };
+  const path = scriptPath;
+  const spec = {
+    invocation,
+    cwd,
+    timeoutMs: job.timeout_sec * 1000,
+    sudo: job.is_sudo,
+    env: env.env,
+    ...(path === undefined
+      ? {}
+      : {
+          afterExit: () => removeScriptFile(path).catch((err: unknown) => env.onCleanupError?.(path, err)),
+        }),
+  };
   let started: StartedProcess;
   try {
     started = await startProcess(spec, output);
   } catch (err) {
-    if (scriptPath !== undefined) await removeScriptFile(scriptPath).catch(() => undefined);
+    if (path !== undefined) await removeScriptFile(path).catch(() => undefined);
     throw err;
-  }
-  if (scriptPath !== undefined) {
-    const path = scriptPath;
-    void started.exited.then(() =>
-      removeScriptFile(path).catch((err: unknown) => env.onCleanupError?.(path, err)),
-    );
   }
   return { ...started, output };
 }
