@@ -32,6 +32,7 @@ export interface SeedUser {
   username: string;
   password: string;
   groups: string[];
+  twoFaSendTo?: string;
 }
 
 export const ADMIN: SeedUser = { username: 'admin', password: 'admin-secret-1', groups: ['Administrators'] };
@@ -63,6 +64,8 @@ export interface TestServerOptions {
   /** Raw `[api]` keys merged over the defaults used here. */
   api?: Record<string, unknown>;
   server?: Record<string, unknown>;
+  /** Further sections, e.g. `smtp` or `pushover`. */
+  sections?: Record<string, Record<string, unknown>>;
   /** The client credential source and what it holds at start. */
   clientAuth?: { source: 'static' | 'file' | 'table'; entries: Record<string, string> };
   /** Settings that are not configuration keys (e.g. a shorter tunnel idle minute). */
@@ -94,6 +97,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         username: u.username,
         password: await seedHash(u.password),
         groups: u.groups,
+        ...(u.twoFaSendTo === undefined ? {} : { two_fa_send_to: u.twoFaSendTo }),
       })),
     );
     await writeFile(userFile, JSON.stringify(entries), { mode: 0o600 });
@@ -113,7 +117,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
 
   // A given logger's level is also svcd's [logging] log_level (debug turns on the per-request lines).
   const logging = options.logger ? { log_level: options.logger.level } : {};
-  const raw = { server, api, database, logging };
+  const raw = { server, api, database, logging, ...options.sections };
   const config = resolveConfigPaths(svcdConfigSchema.parse(raw), join(dataDir, 'svcd.conf'));
   const logger = options.logger ?? pino({ level: 'silent' });
   const tuning: ServerOptions = { vaultKdf: TEST_VAULT_KDF, ...options.tuning };
@@ -157,6 +161,7 @@ async function seedDatabaseUsers(database: Record<string, unknown>, dataDir: str
         username: u.username,
         passwordHash: await seedHash(u.password),
         groups: u.groups,
+        ...(u.twoFaSendTo === undefined ? {} : { twoFaSendTo: u.twoFaSendTo }),
       });
   } finally {
     await db.close();

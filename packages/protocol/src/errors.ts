@@ -84,6 +84,20 @@ export const ERROR_CODES = {
   vaultEntryExists: 'ERR_VAULT_ENTRY_EXISTS',
   vaultGroupRequired: 'ERR_VAULT_GROUP_REQUIRED',
   clientGroupExists: 'ERR_CLIENT_GROUP_EXISTS',
+  secondFactorRequired: 'ERR_SECOND_FACTOR_REQUIRED',
+  loginTokenOnly: 'ERR_LOGIN_TOKEN_ONLY',
+  loginTokenRequired: 'ERR_LOGIN_TOKEN_REQUIRED',
+  twoFaDisabled: 'ERR_TWO_FA_DISABLED',
+  twoFaSendToMissing: 'ERR_TWO_FA_SEND_TO_MISSING',
+  twoFaSendToInvalid: 'ERR_TWO_FA_SEND_TO_INVALID',
+  twoFaDeliveryFailed: 'ERR_TWO_FA_DELIVERY_FAILED',
+  twoFaCodeWrong: 'ERR_TWO_FA_CODE_WRONG',
+  twoFaCodeExpired: 'ERR_TWO_FA_CODE_EXPIRED',
+  twoFaTooManyAttempts: 'ERR_TWO_FA_TOO_MANY_ATTEMPTS',
+  totpDisabled: 'ERR_TOTP_DISABLED',
+  totpSecretExists: 'ERR_TOTP_SECRET_EXISTS',
+  totpSecretMissing: 'ERR_TOTP_SECRET_MISSING',
+  verifiedTokenRequired: 'ERR_VERIFIED_TOKEN_REQUIRED',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -8,6 +8,7 @@ import { CachedSessionStore } from './core/auth/session-check-cache.js';
 import { systemClock } from './core/auth/ports.js';
 import type { UserStore } from './core/users/user-store.js';
 import { UsersService } from './core/users/users-service.js';
+import type { TwoFactorService } from './core/two-factor/two-factor-service.js';
 import type { KdfParams } from './core/vault/vault-crypto.js';
 import { VaultService } from './core/vault/vault-service.js';
 import type { ClientConnections } from './core/clients-auth/client-auth-store.js';
@@ -46,6 +47,7 @@ import { SqlSessionStore } from './storage/session-store.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
+import { buildSecondFactor } from './second-factor.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
 
@@ -196,6 +198,7 @@ export async function startServer(
     let apiUrl: string | undefined;
     // Without an API there are no users to check: svcd then runs the agent listener alone (spec 1.1).
     let users: UserStore | undefined;
+    let stopPendingLoginPurge: () => void = () => undefined;
     if (config.api.address) {
       users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
       const jwtSecret =
@@ -207,6 +210,7 @@ export async function startServer(
         sessions,
         clock: systemClock,
         maxTokenLifetimeMs: config.api.max_token_lifetime,
+        secondFactor: config.api.totp_enabled || config.api.two_fa_token_delivery !== undefined,
         guard: new LoginGuard(
           {
             maxFailedLogin: config.api.max_failed_login,
@@ -216,9 +220,18 @@ export async function startServer(
           systemClock,
         ),
       });
+      const secondFactor = await buildSecondFactor(config, {
+        auth,
+        users,
+        database,
+        clock: systemClock,
+        logger,
+      });
+      stopPendingLoginPurge = schedulePendingLoginPurge(secondFactor.login, logger);
       const api = await buildApi({
         auth,
-        users: new UsersService(users, hasher),
+        secondFactor,
+        users: new UsersService(users, hasher, secondFactor.sendTo),
         clients: new ClientsService(clients, clientGroups),
         clientGroups,
         tunnels,
@@ -281,6 +294,7 @@ export async function startServer(
       async close() {
         clearInterval(purge);
         stopClientPurge();
+        stopPendingLoginPurge();
         await closeAll(opened);
       },
     };
@@ -288,6 +302,18 @@ export async function startServer(
     await closeAll(opened);
     throw err;
   }
+}
+
+/** Pending two-factor logins whose login token expired are dropped with the sessions, hourly. */
+function schedulePendingLoginPurge(login: TwoFactorService | undefined, logger: Logger): () => void {
+  if (!login) return () => undefined;
+  const timer = setInterval(() => {
+    login
+      .purgeExpired(systemClock.now())
+      .catch((err: unknown) => logger.warn({ err }, 'pending login purge failed'));
+  }, SESSION_PURGE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** A kill -9 during a write of the user or credential file leaves a side file; it goes at the next start. */

@@ -7,8 +7,16 @@ export interface StatusData {
   version: string;
 }
 
-/** `data` of GET /login (spec 2.4); two_fa stays null until two-factor login lands. */
+/** `two_fa` of the login response (spec 2.4): where the code went, or the authenticator-app state. */
+export interface TwoFaInfo {
+  send_to: string;
+  delivery_method: string;
+  /** Authenticator-app mode: `pending` (no secret yet) or `exists`; empty for delivered codes. */
+  totp_key_status: '' | 'pending' | 'exists';
+}
+
+/** `data` of GET /login and POST /verify-2fa (spec 2.4); two_fa is null once no second factor is due. */
 export interface LoginData {
   token: string;
-  two_fa: null;
+  two_fa: TwoFaInfo | null;
 }

@@ -17,16 +17,21 @@ export const passwordSchema = z
 
 export const groupsSchema = z.array(groupNameSchema).max(100, 'at most 100 groups');
 
+/** Where a user's 2FA codes go (spec 2.2); the configured delivery decides what is valid (checked by svcd). */
+export const twoFaSendToSchema = z.string().max(150, 'must be at most 150 characters');
+
 export const createUserBodySchema = z.strictObject({
   username: usernameSchema,
   password: passwordSchema,
   groups: groupsSchema.optional(),
+  two_fa_send_to: twoFaSendToSchema.optional(),
 });
 export type CreateUserBody = z.infer<typeof createUserBodySchema>;
 
 export const updateUserBodySchema = z.strictObject({
   password: passwordSchema.optional(),
   groups: groupsSchema.optional(),
+  two_fa_send_to: twoFaSendToSchema.optional(),
 });
 export type UpdateUserBody = z.infer<typeof updateUserBodySchema>;
 

@@ -7,17 +7,10 @@ import type { ToleratedKeys } from '@svc/platform';
  */
 export const OPENRPORT_KEYS: ToleratedKeys = {
   product: 'OpenRPort',
-  sections: [
-    'monitoring',
-    'notifications',
-    'smtp',
-    'pushover',
-    'caddy-integration',
-    'plus-plugin',
-    'plus-license',
-    'plus-oauth',
-  ],
+  sections: ['monitoring', 'notifications', 'caddy-integration', 'plus-plugin', 'plus-license', 'plus-oauth'],
   keys: {
+    // svcd sends to each user's two_fa_send_to (their Pushover user key); OpenRPort's one key is not needed.
+    pushover: ['user_key'],
     server: [
       'allow_root',
       'pairing_url',

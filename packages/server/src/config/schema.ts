@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describeValue, durationSchema, loadTomlConfig, parseTomlConfig } from '@svc/platform';
 import { PASSWORD_MAX_BYTES, passwordByteLength, usernameProblem } from '@svc/protocol';
+import { isAbsolute } from 'node:path';
 import { OPENRPORT_KEYS } from './openrport-keys.js';
 
 export const EXAMPLE_CONFIG_FILE = 'svcd.example.conf';
@@ -119,16 +120,21 @@ const CLIENT_STORES = ['auth', 'auth_file', 'auth_table'];
 /** Features whose keys the schema accepts but whose code does not exist yet; remove an entry when it ships. */
 const NOT_YET_AVAILABLE: { key: string; enabled: (api: Section) => boolean; feature: string }[] = [
   {
+    key: 'auth_header',
+    enabled: (api) => isSet(api.auth_header),
+    feature: 'delegated (header) authentication',
+  },
+];
+
+/** Features the single static user cannot have (spec 5.2.1, 5.3.1, 5.4.1). */
+const NEEDS_USER_STORE: { key: string; enabled: (api: Section) => boolean; feature: string }[] = [
+  {
     key: 'two_fa_token_delivery',
     enabled: (api) => isSet(api.two_fa_token_delivery),
     feature: 'two-factor login',
   },
   { key: 'totp_enabled', enabled: (api) => api.totp_enabled === true, feature: 'authenticator-app login' },
-  {
-    key: 'auth_header',
-    enabled: (api) => isSet(api.auth_header),
-    feature: 'delegated (header) authentication',
-  },
+  ...NOT_YET_AVAILABLE,
 ];
 
 function serverRules(server: Section, report: Report): void {
@@ -180,7 +186,7 @@ function apiRules(api: Section, report: Report): void {
   }
   if (isSet(api.auth)) staticUserRules(api.auth as string, report);
   if (isSet(api.auth)) {
-    for (const { key, enabled, feature } of NOT_YET_AVAILABLE) {
+    for (const { key, enabled, feature } of NEEDS_USER_STORE) {
       if (enabled(api)) {
         report(
           key,
@@ -210,6 +216,20 @@ function databaseRules(database: Section, report: Report): void {
   if (type !== 'postgres' && type !== 'mysql') return;
   for (const key of ['db_host', 'db_name']) {
     if (!isSet(database[key])) report(key, `required when db_type is ${type}`);
+  }
+}
+
+/** The section a delivery reads must hold what it needs. */
+function deliveryRules(
+  config: { api: Section; smtp: Section; pushover: Section },
+  report: (section: string, key: string, message: string) => void,
+): void {
+  const delivery = config.api.two_fa_token_delivery;
+  const needs: Record<string, string[]> = { smtp: ['server', 'sender_email'], pushover: ['api_token'] };
+  if (delivery !== 'smtp' && delivery !== 'pushover') return;
+  for (const key of needs[delivery] ?? []) {
+    if (!isSet(config[delivery][key]))
+      report(delivery, key, `required when [api] two_fa_token_delivery is "${delivery}"`);
   }
 }
 
@@ -374,10 +394,14 @@ const apiSection = z
     enable_ws_test_endpoints: z.boolean().default(false).describe('Serve the WebSocket test pages.'),
     two_fa_token_delivery: z
       .string()
-      .min(1)
+      .refine(
+        (value) => value === 'smtp' || value === 'pushover' || isAbsolute(value),
+        'expected "smtp", "pushover" or the absolute path of an executable',
+      )
       .optional()
       .describe(
-        'Enables two-factor login: "smtp", a push service, or the path of an executable that delivers the code.',
+        'Enables two-factor login with delivered codes: "smtp" (e-mail, [smtp]), "pushover" ([pushover]) or the ' +
+          'absolute path of an executable run with SVC_2FA_TOKEN, SVC_2FA_SENDTO and SVC_2FA_TOKEN_TTL.',
       )
       .meta({ example: 'smtp' }),
     two_fa_token_ttl_seconds: z.int().min(1).default(600).describe('Lifetime of a 2FA code, in seconds.'),
@@ -437,6 +461,54 @@ const databaseSection = z
   .superRefine(...sectionRules(databaseRules))
   .describe("Database holding the server's data and the optional user and credential tables.");
 
+const smtpSection = z
+  .strictObject({
+    server: address
+      .optional()
+      .describe('SMTP server as host:port (needed when two_fa_token_delivery = "smtp").')
+      .meta({ example: 'smtp.example.com:587' }),
+    sender_email: z
+      .string()
+      .refine((value) => /^[^\s@]+@[^\s@]+$/.test(value), 'expected an e-mail address')
+      .optional()
+      .describe('From address of the login-code mails (needed with SMTP delivery).')
+      .meta({ example: 'svcd@example.com' }),
+    auth_username: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('SMTP user name, when the server wants a login.')
+      .meta({ example: 'svcd' }),
+    auth_password: z
+      .string()
+      .optional()
+      .describe('SMTP password for auth_username.')
+      .meta({ example: 'change-me' }),
+    secure: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true: TLS from the first byte (usually port 465); false: plain, upgraded with STARTTLS when the server offers it.',
+      ),
+  })
+  .describe('Mail server for two-factor login codes (two_fa_token_delivery = "smtp").');
+
+const pushoverSection = z
+  .strictObject({
+    api_token: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Pushover application token (needed when two_fa_token_delivery = "pushover").')
+      .meta({ example: 'azGDORePK8gMaC0QOYAMyEEuzJnyUi' }),
+    url: z
+      .string()
+      .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'expected an http(s):// URL')
+      .default('https://api.pushover.net/1/messages.json')
+      .describe("Pushover's messages endpoint. Each user's two_fa_send_to is their Pushover user key."),
+  })
+  .describe('Pushover push messages for two-factor login codes (two_fa_token_delivery = "pushover").');
+
 const loggingSection = z
   .strictObject({
     log_file: z.string().default('').describe('File to append JSON log lines to; empty = stdout.'),
@@ -447,12 +519,20 @@ const loggingSection = z
   })
   .describe('Log output.');
 
-export const svcdConfigSchema = z.strictObject({
-  server: serverSection.prefault({}),
-  api: apiSection.prefault({}),
-  database: databaseSection.prefault({}),
-  logging: loggingSection.prefault({}),
-});
+export const svcdConfigSchema = z
+  .strictObject({
+    server: serverSection.prefault({}),
+    api: apiSection.prefault({}),
+    database: databaseSection.prefault({}),
+    logging: loggingSection.prefault({}),
+    smtp: smtpSection.prefault({}),
+    pushover: pushoverSection.prefault({}),
+  })
+  .superRefine((config, ctx) =>
+    deliveryRules(config, (section, key, message) =>
+      ctx.addIssue({ code: 'custom', path: [section, key], message }),
+    ),
+  );
 
 export type SvcdConfig = z.output<typeof svcdConfigSchema>;
 

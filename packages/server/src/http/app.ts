@@ -9,6 +9,8 @@ import type { LibraryService } from '../core/library/library-service.js';
 import type { MultiJobsService } from '../core/jobs/multi-jobs-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
+import type { TotpSecretsService } from '../core/two-factor/totp-secrets-service.js';
+import type { TwoFactorService } from '../core/two-factor/two-factor-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
@@ -32,12 +34,15 @@ import { serveJobSockets } from './ws/job-sockets.js';
 import { loginRoutes } from './routes/login.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
+import { twoFactorRoutes } from './routes/two-factor.js';
 import { userRoutes } from './routes/users.js';
 import { vaultAdminRoutes } from './routes/vault-admin.js';
 import { vaultRoutes } from './routes/vault.js';
 
 export interface ApiDeps {
   auth: Authenticator;
+  /** Two-factor login, when configured; the TOTP routes answer 400 unless totp_enabled. */
+  secondFactor?: { login?: TwoFactorService | undefined; totp: TotpSecretsService };
   users: UsersService;
   clientsAuth: ClientsAuthService;
   clients: ClientsService;
@@ -91,7 +96,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
       statusRoutes(api, deps.getStatus);
-      loginRoutes(api, deps.auth);
+      loginRoutes(api, deps.auth, deps.secondFactor?.login);
+      if (deps.secondFactor) twoFactorRoutes(api, deps.secondFactor.login, deps.secondFactor.totp);
       userRoutes(api, deps.users);
       clientsAuthRoutes(api, deps.clientsAuth);
       clientRoutes(api, deps.clients);

@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Routes that do their own authentication (e.g. /login). */
     public?: boolean;
+    /** Routes a two-factor login token may call (/verify-2fa, POST /me/totp-secret). */
+    loginToken?: boolean;
   }
 }
 
@@ -50,9 +52,13 @@ export async function authenticate(auth: Authenticator, request: FastifyRequest)
   const credentials = readCredentials(request);
   switch (credentials.scheme) {
     case 'basic':
-      return { user: await auth.checkPassword(credentials.username, credentials.password, request.ip) };
+      return {
+        user: await auth.checkRequestPassword(credentials.username, credentials.password, request.ip),
+      };
     case 'bearer':
-      return auth.checkToken(credentials.token);
+      return auth.checkToken(credentials.token, {
+        acceptLoginToken: request.routeOptions.config.loginToken === true,
+      });
     case 'none':
       throw authRequired();
   }

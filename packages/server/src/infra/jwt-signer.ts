@@ -19,6 +19,7 @@ interface Payload {
   sid?: unknown;
   iat?: unknown;
   exp?: unknown;
+  tfa?: unknown;
 }
 
 const parseJson = (part: string): unknown => {
@@ -47,6 +48,7 @@ export function createJwtSigner(secret: string, now: () => number = Date.now): T
           sid: claims.sessionId,
           iat: Math.floor(claims.issuedAt.getTime() / 1000),
           exp: Math.floor(claims.expiresAt.getTime() / 1000),
+          ...(claims.stage ? { tfa: claims.stage } : {}),
         }),
       ).toString('base64url');
       const input = `${HEADER}.${payload}`;
@@ -77,7 +79,7 @@ export function createJwtSigner(secret: string, now: () => number = Date.now): T
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const claims = parseJson(payload) as Payload | undefined;
     if (!claims || claims.iss !== ISSUER) return undefined;
-    const { sub, sid, iat, exp } = claims;
+    const { sub, sid, iat, exp, tfa } = claims;
     if (
       typeof sub !== 'string' ||
       typeof sid !== 'string' ||
@@ -86,7 +88,14 @@ export function createJwtSigner(secret: string, now: () => number = Date.now): T
     ) {
       return undefined;
     }
+    if (tfa !== undefined && tfa !== 'login' && tfa !== 'verified') return undefined;
     if (exp * 1000 <= now()) return undefined;
-    return { username: sub, sessionId: sid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+    return {
+      username: sub,
+      sessionId: sid,
+      issuedAt: new Date(iat * 1000),
+      expiresAt: new Date(exp * 1000),
+      ...(tfa === undefined ? {} : { stage: tfa }),
+    };
   }
 }

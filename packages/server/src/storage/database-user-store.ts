@@ -110,7 +110,11 @@ export class DatabaseUserStore implements UserStore {
           if (taken !== undefined) throw userExistsError(user.username, taken);
           await tx
             .insertInto('user_table')
-            .values({ username: user.username, password: user.passwordHash })
+            .values({
+              username: user.username,
+              password: user.passwordHash,
+              two_fa_send_to: user.twoFaSendTo ?? null,
+            })
             .execute();
           await insertGroups(tx, user.username, user.groups);
         });
@@ -128,6 +132,13 @@ export class DatabaseUserStore implements UserStore {
           await tx
             .updateTable('user_table')
             .set({ password: changes.passwordHash })
+            .where('username', '=', username)
+            .execute();
+        }
+        if (changes.twoFaSendTo !== undefined) {
+          await tx
+            .updateTable('user_table')
+            .set({ two_fa_send_to: changes.twoFaSendTo })
             .where('username', '=', username)
             .execute();
         }

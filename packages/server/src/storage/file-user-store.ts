@@ -84,7 +84,11 @@ export class FileUserStore implements UserStore {
         user.username,
       );
       if (taken !== undefined) throw userExistsError(user.username, taken);
-      return [...users, { username: user.username, password: user.passwordHash, groups: user.groups }];
+      const sendTo = user.twoFaSendTo === undefined ? {} : { two_fa_send_to: user.twoFaSendTo };
+      return [
+        ...users,
+        { username: user.username, password: user.passwordHash, groups: user.groups, ...sendTo },
+      ];
     });
   }
 
@@ -94,6 +98,8 @@ export class FileUserStore implements UserStore {
       if (!target) throw new AppError('not_found', ERROR_CODES.userNotFound, `User '${username}' not found`);
       if (changes.passwordHash !== undefined) target.password = changes.passwordHash;
       if (changes.groups !== undefined) target.groups = [...changes.groups];
+      if (changes.twoFaSendTo === null) delete target.two_fa_send_to;
+      else if (changes.twoFaSendTo !== undefined) target.two_fa_send_to = changes.twoFaSendTo;
       return users;
     });
   }

@@ -187,6 +187,39 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.createIndex('multi_jobs_started_idx').on('multi_jobs').column('started_at').execute();
     },
   },
+  {
+    name: '008_two_factor',
+    async up(db, engine) {
+      // Logins waiting for their second factor, keyed by the login token's session (see api_sessions).
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('two_fa_logins')
+          .addColumn('session_id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('username', 'varchar(150)', (col) => col.notNull())
+          .addColumn('code_hash', 'varchar(128)')
+          .addColumn('code_expires_at', 'bigint')
+          .addColumn('attempts', 'integer', (col) => col.notNull())
+          .addColumn('token_lifetime_s', 'bigint')
+          .addColumn('expires_at', 'bigint', (col) => col.notNull()),
+      ).execute();
+      await db.schema
+        .createIndex('two_fa_logins_expires_at_idx')
+        .on('two_fa_logins')
+        .column('expires_at')
+        .execute();
+      // Authenticator-app secrets for every user store (file and static users too).
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('user_totp')
+          .addColumn('username', 'varchar(150)', (col) => col.primaryKey())
+          .addColumn('secret', 'varchar(128)', (col) => col.notNull())
+          .addColumn('last_used_step', 'bigint')
+          .addColumn('created_at', 'bigint', (col) => col.notNull()),
+      ).execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -209,3 +209,27 @@ export interface MultiJobsTable {
 export interface StorageSchema {
   multi_jobs: MultiJobsTable;
 }
+
+/** Logins waiting for their second factor (migration 008_two_factor). */
+export interface TwoFaLoginsTable {
+  session_id: string;
+  username: string;
+  code_hash: string | null;
+  code_expires_at: ColumnType<number | string | null, number | null, number | null>;
+  attempts: ColumnType<number | string, number, number>;
+  token_lifetime_s: ColumnType<number | string | null, number | null, number | null>;
+  expires_at: EpochMillis;
+}
+
+/** Authenticator-app secrets of every user store (migration 008_two_factor). */
+export interface UserTotpTable {
+  username: string;
+  secret: string;
+  last_used_step: ColumnType<number | string | null, number | null, number | null>;
+  created_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  two_fa_logins: TwoFaLoginsTable;
+  user_totp: UserTotpTable;
+}

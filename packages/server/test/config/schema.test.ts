@@ -60,6 +60,8 @@ describe('good configs', () => {
       },
       database: { db_type: 'sqlite', db_name: '', db_host: '', db_user: '', db_password: '' },
       logging: { log_file: '', log_level: 'info' },
+      smtp: { secure: false },
+      pushover: { url: 'https://api.pushover.net/1/messages.json' },
     });
   });
 
@@ -237,21 +239,39 @@ describe('every bad case names its key', () => {
     expect(problemsOf(`[api]\nauth = "admin:${'p'.repeat(72)}"\n`)).toEqual([]);
   });
 
-  test('2FA, authenticator app and header auth are not available yet', () => {
+  test('header auth is not available yet; the 2FA keys are accepted', () => {
     const store = 'auth_file = "users.json"\n';
-    expect(problemsOf(`[api]\n${store}totp_enabled = true\n`)).toEqual([
-      '[api] totp_enabled: authenticator-app login is not available in this version of svcd',
-    ]);
-    expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "smtp"\n`)).toEqual([
-      '[api] two_fa_token_delivery: two-factor login is not available in this version of svcd',
-    ]);
+    expect(problemsOf(`[api]\n${store}totp_enabled = true\n`)).toEqual([]);
+    expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "/usr/local/bin/send-code"\n`)).toEqual([]);
     expect(problemsOf(`[api]\n${store}auth_header = "X-Auth"\n`)).toEqual([
       '[api] auth_header: delegated (header) authentication is not available in this version of svcd',
     ]);
-    // The other keys of those features are accepted with their defaults.
     expect(
       problemsOf(`[api]\n${store}totp_enabled = false\ntotp_account_name = "acme"\nuser_header = "X-User"\n`),
     ).toEqual([]);
+  });
+
+  test('a code delivery needs its section filled in, and is smtp, pushover or an absolute path', () => {
+    const store = 'auth_file = "users.json"\n';
+    expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "smtp"\n`)).toEqual([
+      '[smtp] server: required when [api] two_fa_token_delivery is "smtp"',
+      '[smtp] sender_email: required when [api] two_fa_token_delivery is "smtp"',
+    ]);
+    expect(
+      problemsOf(
+        `[api]\n${store}two_fa_token_delivery = "smtp"\n[smtp]\nserver = "mail:587"\nsender_email = "a@b.example"\n`,
+      ),
+    ).toEqual([]);
+    expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "pushover"\n`)).toEqual([
+      '[pushover] api_token: required when [api] two_fa_token_delivery is "pushover"',
+    ]);
+    expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "send-code.sh"\n`)).toEqual([
+      '[api] two_fa_token_delivery: expected "smtp", "pushover" or the absolute path of an executable',
+    ]);
+    expect(problemsOf('[smtp]\nserver = "nohost"\nsender_email = "x"\n')).toEqual([
+      '[smtp] server: expected host:port with a port from 0 to 65535, e.g. 0.0.0.0:8080 or [::1]:3000',
+      '[smtp] sender_email: expected an e-mail address',
+    ]);
   });
 
   test('second factors conflict with each other and with the static user', () => {

@@ -29,6 +29,7 @@ import { dirname, join } from 'node:path';
 import type { NewVaultEntry } from '../../src/core/vault/ports.js';
 import { VAULT_LIST } from '../../src/core/vault/vault-list.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
+import { SqlPendingLoginStore, SqlTotpSecretStore } from '../../src/storage/two-factor-repository.js';
 
 /** Each test gets its own user tables inside the engine's fresh database. */
 let tableCounter = 0;
@@ -1058,6 +1059,64 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       );
       expect(byDate.data.map((e) => e.key)).toEqual(['Beta', 'alpha', 'gamma']);
       for (const id of ids) await repo.delete(id);
+    });
+  });
+
+  describe('two-factor logins and TOTP secrets', () => {
+    it('a pending login counts attempts up to the limit and is consumed once', async () => {
+      const store = new SqlPendingLoginStore(database);
+      const login = {
+        sessionId: `s-${engine}-1`,
+        username: 'ålice',
+        codeHash: 'ab'.repeat(32),
+        codeExpiresAt: new Date(1_700_000_600_000),
+        attempts: 0,
+        tokenLifetimeS: 3600,
+        expiresAt: new Date(1_700_000_600_000),
+      };
+      await store.create(login);
+      expect(await store.find(login.sessionId)).toEqual(login);
+      expect(await store.countAttempt(login.sessionId, 2)).toBe(true);
+      expect(await store.countAttempt(login.sessionId, 2)).toBe(true);
+      expect(await store.countAttempt(login.sessionId, 2)).toBe(false);
+      expect((await store.find(login.sessionId))?.attempts).toBe(2);
+      const [first, second] = await Promise.all([
+        store.consume(login.sessionId),
+        store.consume(login.sessionId),
+      ]);
+      expect([first, second].filter(Boolean)).toHaveLength(1);
+      expect(await store.find(login.sessionId)).toBeUndefined();
+      await store.create({
+        ...login,
+        sessionId: `s-${engine}-2`,
+        codeHash: null,
+        codeExpiresAt: null,
+        tokenLifetimeS: null,
+      });
+      expect(await store.purgeExpired(new Date(1_700_000_599_999))).toBe(0);
+      expect(await store.purgeExpired(new Date(1_700_000_600_000))).toBe(1);
+    });
+
+    it('a TOTP secret is created once per user, steps only move forward, and it can be deleted', async () => {
+      const store = new SqlTotpSecretStore(database);
+      const record = {
+        username: 'bøb',
+        secret: 'JBSWY3DPEHPK3PXP',
+        lastUsedStep: null,
+        createdAt: new Date(1_700_000_000_000),
+      };
+      expect(await store.create(record)).toBe(true);
+      expect(await store.create({ ...record, secret: 'OTHER' })).toBe(false);
+      expect(await store.find('bøb')).toEqual(record);
+      expect(await store.find('BØB')).toBeUndefined();
+      expect(await store.markUsed('bøb', 56_666_667)).toBe(true);
+      expect(await store.markUsed('bøb', 56_666_667)).toBe(false);
+      expect(await store.markUsed('bøb', 56_666_666)).toBe(false);
+      expect(await store.markUsed('bøb', 56_666_668)).toBe(true);
+      expect((await store.find('bøb'))?.lastUsedStep).toBe(56_666_668);
+      expect(await store.delete('bøb')).toBe(true);
+      expect(await store.delete('bøb')).toBe(false);
+      expect(await store.markUsed('bøb', 56_666_669)).toBe(false);
     });
   });
 

@@ -3,7 +3,7 @@ import { AppError, ERROR_CODES, PASSWORD_MAX_BYTES, passwordByteLength } from '@
 import type { UserRecord, UserStore } from '../users/user-store.js';
 import { lookupForms } from '../users/username.js';
 import type { LoginGuard } from './login-guard.js';
-import type { Clock, PasswordHasher, SessionStore, TokenSigner } from './ports.js';
+import type { Clock, PasswordHasher, SessionStore, TokenSigner, TokenStage } from './ports.js';
 
 export const DEFAULT_TOKEN_LIFETIME_S = 600;
 
@@ -15,16 +15,26 @@ export interface AuthenticatorDeps {
   guard: LoginGuard;
   clock: Clock;
   maxTokenLifetimeMs: number;
+  /** A second factor is configured: HTTP Basic with a password is accepted only by /login (spec 5.3.4). */
+  secondFactor?: boolean;
+}
+
+export interface TokenCheckOptions {
+  /** The route accepts a login token (second factor still due): /verify-2fa and POST /me/totp-secret. */
+  acceptLoginToken?: boolean;
 }
 
 export interface Caller {
   user: UserRecord;
   /** Set when the caller used a bearer token. */
   sessionId?: string;
+  /** Two-factor stage of the bearer token, when it has one. */
+  tokenStage?: TokenStage;
 }
 
 export interface IssuedToken {
   token: string;
+  sessionId: string;
   expiresAt: Date;
 }
 
@@ -36,6 +46,20 @@ const badToken = () =>
     ERROR_CODES.badToken,
     'The token is invalid, expired or revoked',
     'log in again',
+  );
+const loginTokenOnly = () =>
+  new AppError(
+    'unauthenticated',
+    ERROR_CODES.loginTokenOnly,
+    'A login token only completes the second factor',
+    'send the code with POST /api/v1/verify-2fa and use the token it returns',
+  );
+const passwordNeedsSecondFactor = () =>
+  new AppError(
+    'unauthenticated',
+    ERROR_CODES.secondFactorRequired,
+    'Two-factor login is on: a password is accepted only by GET /login',
+    'log in with GET /login and POST /verify-2fa and send the Bearer token, or use a personal API token',
   );
 
 /** Checks passwords and tokens; issues and revokes tokens. */
@@ -66,6 +90,12 @@ export class Authenticator {
     return user;
   }
 
+  /** HTTP Basic on any route but /login: with a second factor configured a password alone is not enough. */
+  async checkRequestPassword(username: string, password: string, ip: string): Promise<UserRecord> {
+    if (this.deps.secondFactor) throw passwordNeedsSecondFactor();
+    return this.checkPassword(username, password, ip);
+  }
+
   private async findUser(username: string): Promise<UserRecord | undefined> {
     for (const form of lookupForms(username)) {
       const user = await this.deps.users.find(form);
@@ -75,6 +105,11 @@ export class Authenticator {
   }
 
   async login(user: UserRecord, lifetimeSeconds: number | undefined): Promise<IssuedToken> {
+    return this.issue(user.username, this.tokenLifetimeMs(lifetimeSeconds));
+  }
+
+  /** The lifetime a `token-lifetime` asks for, in ms; 400 beyond `max_token_lifetime`. */
+  tokenLifetimeMs(lifetimeSeconds: number | undefined): number {
     const lifetimeMs = (lifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_S) * 1000;
     if (lifetimeMs > this.deps.maxTokenLifetimeMs) {
       throw new AppError(
@@ -84,6 +119,11 @@ export class Authenticator {
         `the maximum is ${Math.floor(this.deps.maxTokenLifetimeMs / 1000)} seconds ([api] max_token_lifetime)`,
       );
     }
+    return lifetimeMs;
+  }
+
+  /** Starts a session of `lifetimeMs` and signs its token. */
+  async issue(username: string, lifetimeMs: number, stage?: TokenStage): Promise<IssuedToken> {
     const issuedAt = this.deps.clock.now();
     // A JWT carries whole seconds: rounding the end up to the next second makes the token live at least the
     // lifetime asked for (rounding down left a 1 s token a few milliseconds) and keeps it equal to the session's.
@@ -91,22 +131,29 @@ export class Authenticator {
     const sessionId = randomUUID();
     await this.deps.sessions.create({
       id: sessionId,
-      username: user.username,
+      username,
       createdAt: issuedAt,
       expiresAt,
     });
-    const token = await this.deps.tokens.sign({ username: user.username, sessionId, issuedAt, expiresAt });
-    return { token, expiresAt };
+    const token = await this.deps.tokens.sign({
+      username,
+      sessionId,
+      issuedAt,
+      expiresAt,
+      ...(stage ? { stage } : {}),
+    });
+    return { token, sessionId, expiresAt };
   }
 
-  async checkToken(token: string): Promise<Caller> {
+  async checkToken(token: string, options: TokenCheckOptions = {}): Promise<Caller> {
     const claims = await this.deps.tokens.verify(token);
     if (!claims) throw badToken();
+    if (claims.stage === 'login' && !options.acceptLoginToken) throw loginTokenOnly();
     if (!(await this.deps.sessions.isActive(claims.sessionId, this.deps.clock.now()))) throw badToken();
     // Groups come from the store on every request, so removal from Administrators takes effect at once.
     const user = await this.deps.users.find(claims.username);
     if (!user) throw badToken();
-    return { user, sessionId: claims.sessionId };
+    return { user, sessionId: claims.sessionId, ...(claims.stage ? { tokenStage: claims.stage } : {}) };
   }
 
   async logout(sessionId: string): Promise<void> {

@@ -5,8 +5,16 @@ export interface PasswordHasher {
   verify(password: string, hash: string): Promise<boolean>;
 }
 
+/**
+ * What a token stands for in a two-factor login: `login` = password checked, second factor due (usable only on
+ * /verify-2fa and, in authenticator-app mode, POST /me/totp-secret); `verified` = issued by /verify-2fa. Absent on
+ * tokens issued while no second factor is configured.
+ */
+export type TokenStage = 'login' | 'verified';
+
 export interface TokenClaims {
   username: string;
+  stage?: TokenStage;
   /** Session id: the row that makes the token valid; logout deletes it. */
   sessionId: string;
   issuedAt: Date;

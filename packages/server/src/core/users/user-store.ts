@@ -14,12 +14,15 @@ export interface NewUser {
   username: string;
   passwordHash: string;
   groups: string[];
+  twoFaSendTo?: string;
 }
 
 /** Fields a change may carry; absent fields stay as they are, `groups` replaces the whole list. */
 export interface UserChanges {
   passwordHash?: string;
   groups?: string[];
+  /** null clears it. */
+  twoFaSendTo?: string | null;
 }
 
 export type UserStoreKind = 'static' | 'file' | 'database';

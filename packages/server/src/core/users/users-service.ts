@@ -7,11 +7,18 @@ export interface UserInput {
   username: string;
   password: string;
   groups?: string[];
+  two_fa_send_to?: string;
 }
 
 export interface UserUpdate {
   password?: string;
   groups?: string[];
+  two_fa_send_to?: string;
+}
+
+/** With codes delivered for login, every user needs a two_fa_send_to the delivery can use (spec 5.3.3). */
+export interface SendToRule {
+  problem(value: string): string | undefined;
 }
 
 export interface UserListItem {
@@ -31,6 +38,7 @@ export class UsersService {
   constructor(
     private readonly store: UserStore,
     private readonly hasher: PasswordHasher,
+    private readonly sendToRule?: SendToRule,
   ) {}
 
   async list(caller: UserRecord): Promise<UserListItem[]> {
@@ -47,22 +55,33 @@ export class UsersService {
       input.username,
     );
     if (taken !== undefined) throw userExistsError(input.username, taken);
+    const twoFaSendTo = this.checkSendTo(input.two_fa_send_to, true);
     const passwordHash = await this.hasher.hash(input.password);
     const groups = uniqueGroups(input.groups ?? []);
-    await this.store.create({ username: input.username, passwordHash, groups });
+    await this.store.create({
+      username: input.username,
+      passwordHash,
+      groups,
+      ...(twoFaSendTo ? { twoFaSendTo } : {}),
+    });
     return this.outcome({ username: input.username, groups });
   }
 
   async update(caller: UserRecord, username: string, changes: UserUpdate): Promise<WriteOutcome> {
     this.assertAllowed(caller);
-    if (changes.password === undefined && changes.groups === undefined) {
+    if (
+      changes.password === undefined &&
+      changes.groups === undefined &&
+      changes.two_fa_send_to === undefined
+    ) {
       throw new AppError(
         'invalid',
         ERROR_CODES.nothingToChange,
         'Nothing to change',
-        'send password and/or groups; groups replaces the whole list',
+        'send password, groups and/or two_fa_send_to; groups replaces the whole list',
       );
     }
+    const twoFaSendTo = this.checkSendTo(changes.two_fa_send_to, false);
     const users = await this.store.listForWrite();
     const target = findOrThrow(users, username);
     const groups = changes.groups === undefined ? undefined : uniqueGroups(changes.groups);
@@ -73,6 +92,7 @@ export class UsersService {
     await this.store.update(target.username, {
       ...(passwordHash === undefined ? {} : { passwordHash }),
       ...(groups === undefined ? {} : { groups }),
+      ...(twoFaSendTo === undefined ? {} : { twoFaSendTo: twoFaSendTo === '' ? null : twoFaSendTo }),
     });
     return this.outcome({ username: target.username, groups: groups ?? [...target.groups] });
   }
@@ -84,6 +104,20 @@ export class UsersService {
     if (isAdmin(target)) assertAnotherAdmin(users, target.username, 'deleted');
     await this.store.delete(target.username);
     return this.outcome({ username: target.username, groups: [...target.groups] });
+  }
+
+  /** A 400 for a two_fa_send_to the configured delivery cannot use; `required` on create. */
+  private checkSendTo(value: string | undefined, required: boolean): string | undefined {
+    const rule = this.sendToRule;
+    if (!rule || (value === undefined && !required)) return value;
+    const problem = rule.problem(value ?? '');
+    if (problem === undefined) return value;
+    throw new AppError(
+      'invalid',
+      ERROR_CODES.twoFaSendToInvalid,
+      `two_fa_send_to ${problem}`,
+      'two-factor login is on: every user needs a two_fa_send_to the configured delivery can send the code to',
+    );
   }
 
   private assertAllowed(caller: UserRecord): void {

@@ -43,7 +43,7 @@ export async function authenticateUpgrade(
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon >= 0) {
-      const user = await auth.checkPassword(
+      const user = await auth.checkRequestPassword(
         decoded.slice(0, colon),
         decoded.slice(colon + 1),
         request.socket.remoteAddress ?? '',
