@@ -87,6 +87,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '005_library_scripts',
           '006_client_groups',
           '007_multi_jobs',
+          '008_two_factor',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
