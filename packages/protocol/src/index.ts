@@ -15,3 +15,4 @@ export * from './api/tunnels.js';
 export * from './api/library.js';
 export * from './api/vault.js';
 export * from './api/client-groups.js';
+export * from './api/me.js';

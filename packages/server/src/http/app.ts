@@ -9,6 +9,8 @@ import type { LibraryService } from '../core/library/library-service.js';
 import type { MultiJobsService } from '../core/jobs/multi-jobs-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
+import type { MeService } from '../core/users/me-service.js';
+import type { ApiTokensService } from '../core/api-tokens/api-tokens-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
@@ -29,7 +31,9 @@ import { libraryRoutes } from './routes/library.js';
 import { multiCommandRoutes, multiScriptRoute } from './routes/multi-commands.js';
 import { wsTestPageRoutes } from './routes/ws-test-page.js';
 import { serveJobSockets } from './ws/job-sockets.js';
-import { loginRoutes } from './routes/login.js';
+import { loginRoutes, type DelegatedAuth } from './routes/login.js';
+import { meRoutes } from './routes/me.js';
+import { apiTokenRoutes } from './routes/api-tokens.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { userRoutes } from './routes/users.js';
@@ -39,6 +43,10 @@ import { vaultRoutes } from './routes/vault.js';
 export interface ApiDeps {
   auth: Authenticator;
   users: UsersService;
+  me: MeService;
+  apiTokens: ApiTokensService;
+  /** Set when `[api] auth_header` enables delegated authentication. */
+  delegated?: DelegatedAuth;
   clientsAuth: ClientsAuthService;
   clients: ClientsService;
   clientGroups: ClientGroupsService;
@@ -91,8 +99,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
       statusRoutes(api, deps.getStatus);
-      loginRoutes(api, deps.auth);
+      loginRoutes(api, deps.auth, deps.delegated);
       userRoutes(api, deps.users);
+      meRoutes(api, deps.me);
+      apiTokenRoutes(api, deps.apiTokens);
       clientsAuthRoutes(api, deps.clientsAuth);
       clientRoutes(api, deps.clients);
       clientGroupRoutes(api, deps.clientGroups);

@@ -131,6 +131,13 @@ export class DatabaseUserStore implements UserStore {
             .where('username', '=', username)
             .execute();
         }
+        if (changes.twoFaSendTo !== undefined) {
+          await tx
+            .updateTable('user_table')
+            .set({ two_fa_send_to: changes.twoFaSendTo === '' ? null : changes.twoFaSendTo })
+            .where('username', '=', username)
+            .execute();
+        }
         if (changes.groups !== undefined) {
           await tx.deleteFrom('group_table').where('username', '=', username).execute();
           await insertGroups(tx, username, changes.groups);

@@ -94,6 +94,8 @@ export class FileUserStore implements UserStore {
       if (!target) throw new AppError('not_found', ERROR_CODES.userNotFound, `User '${username}' not found`);
       if (changes.passwordHash !== undefined) target.password = changes.passwordHash;
       if (changes.groups !== undefined) target.groups = [...changes.groups];
+      if (changes.twoFaSendTo === '') delete target.two_fa_send_to;
+      else if (changes.twoFaSendTo !== undefined) target.two_fa_send_to = changes.twoFaSendTo;
       return users;
     });
   }

@@ -209,3 +209,18 @@ export interface MultiJobsTable {
 export interface StorageSchema {
   multi_jobs: MultiJobsTable;
 }
+
+/** Personal API tokens (migration 008_api_tokens); the secret only as its hex SHA-256. */
+export interface ApiTokensTable {
+  prefix: string;
+  username: string;
+  name: string;
+  scope: string;
+  secret_hash: string;
+  created_at: EpochMillis;
+  expires_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  api_tokens: ApiTokensTable;
+}

@@ -237,7 +237,7 @@ describe('every bad case names its key', () => {
     expect(problemsOf(`[api]\nauth = "admin:${'p'.repeat(72)}"\n`)).toEqual([]);
   });
 
-  test('2FA, authenticator app and header auth are not available yet', () => {
+  test('2FA and the authenticator app are not available yet', () => {
     const store = 'auth_file = "users.json"\n';
     expect(problemsOf(`[api]\n${store}totp_enabled = true\n`)).toEqual([
       '[api] totp_enabled: authenticator-app login is not available in this version of svcd',
@@ -245,13 +245,29 @@ describe('every bad case names its key', () => {
     expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "smtp"\n`)).toEqual([
       '[api] two_fa_token_delivery: two-factor login is not available in this version of svcd',
     ]);
-    expect(problemsOf(`[api]\n${store}auth_header = "X-Auth"\n`)).toEqual([
-      '[api] auth_header: delegated (header) authentication is not available in this version of svcd',
-    ]);
     // The other keys of those features are accepted with their defaults.
     expect(
       problemsOf(`[api]\n${store}totp_enabled = false\ntotp_account_name = "acme"\nuser_header = "X-User"\n`),
     ).toEqual([]);
+  });
+
+  test('delegated authentication: accepted with a user file or tables, refused in combinations that cannot work', () => {
+    const file = 'auth_file = "users.json"\n';
+    const tables = 'auth_user_table = "users"\nauth_group_table = "groups"\n';
+    expect(problemsOf(`[api]\n${file}auth_header = "X-Auth"\n`)).toEqual([]);
+    expect(problemsOf(`[api]\n${tables}auth_header = "X-Auth"\ncreate_missing_users = true\n`)).toEqual([]);
+    expect(problemsOf('[api]\nauth = "admin:secret-pass"\nauth_header = "X-Auth"\n')).toEqual([
+      '[api] auth_header: delegated (header) authentication is not possible with the single static user ([api] auth); use auth_file or auth_user_table',
+    ]);
+    expect(problemsOf(`[api]\n${file}auth_header = "X-Auth"\ncreate_missing_users = true\n`)).toEqual([
+      '[api] create_missing_users: users created at login must take effect at once, but the user file (auth_file) is read only at start and reload; use auth_user_table',
+    ]);
+    expect(problemsOf(`[api]\n${tables}create_missing_users = true\n`)).toEqual([
+      '[api] create_missing_users: only used with auth_header (delegated authentication); set it or remove this',
+    ]);
+    expect(problemsOf(`[api]\n${tables}auth_header = "X-User"\nuser_header = "x-user"\n`)).toEqual([
+      '[api] user_header: must differ from auth_header',
+    ]);
   });
 
   test('second factors conflict with each other and with the static user', () => {

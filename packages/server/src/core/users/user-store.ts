@@ -20,6 +20,8 @@ export interface NewUser {
 export interface UserChanges {
   passwordHash?: string;
   groups?: string[];
+  /** An empty string clears it. */
+  twoFaSendTo?: string;
 }
 
 export type UserStoreKind = 'static' | 'file' | 'database';

@@ -1,7 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES, type LoginData } from '@svc/protocol';
 import type { Authenticator } from '../../core/auth/authenticator.js';
+import type { DelegatedLogin } from '../../core/auth/delegated-login.js';
 import { authRequired, readCredentials } from '../auth.js';
+import { proxiedUserName, type DelegatedHeaders } from '../delegated-headers.js';
+
+/** Delegated authentication (`[api] auth_header`): honoured on GET /login only. */
+export interface DelegatedAuth extends DelegatedHeaders {
+  login: DelegatedLogin;
+}
 
 function parseLifetime(raw: unknown): number | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -17,13 +24,21 @@ function parseLifetime(raw: unknown): number | undefined {
   return Number(text);
 }
 
-export function loginRoutes(app: FastifyInstance, auth: Authenticator): void {
+async function checkBasicPassword(auth: Authenticator, request: FastifyRequest) {
+  const credentials = readCredentials(request);
+  if (credentials.scheme !== 'basic') throw authRequired();
+  return auth.checkPassword(credentials.username, credentials.password, request.ip);
+}
+
+export function loginRoutes(app: FastifyInstance, auth: Authenticator, delegated?: DelegatedAuth): void {
   app.get('/login', { config: { public: true } }, async (request) => {
     const query = request.query as Record<string, unknown>;
     const lifetime = parseLifetime(query['token-lifetime']);
-    const credentials = readCredentials(request);
-    if (credentials.scheme !== 'basic') throw authRequired();
-    const user = await auth.checkPassword(credentials.username, credentials.password, request.ip);
+    const proxied = delegated && proxiedUserName(request, delegated);
+    const user =
+      proxied === undefined
+        ? await checkBasicPassword(auth, request)
+        : await (delegated as DelegatedAuth).login.userFor(proxied);
     const { token } = await auth.login(user, lifetime);
     const data: LoginData = { token, two_fa: null };
     return { data };
