@@ -10,6 +10,7 @@ export const ERROR_KINDS = [
   'method_not_allowed',
   'timeout',
   'conflict',
+  'gone',
   'too_large',
   'headers_too_large',
   'banned',
@@ -98,6 +99,14 @@ export const ERROR_CODES = {
   totpSecretExists: 'ERR_TOTP_SECRET_EXISTS',
   totpSecretMissing: 'ERR_TOTP_SECRET_MISSING',
   verifiedTokenRequired: 'ERR_VERIFIED_TOKEN_REQUIRED',
+  apiTokenNotFound: 'ERR_API_TOKEN_NOT_FOUND',
+  apiTokenExists: 'ERR_API_TOKEN_EXISTS',
+  apiTokenExpired: 'ERR_API_TOKEN_EXPIRED',
+  apiTokenScope: 'ERR_API_TOKEN_SCOPE',
+  oldPasswordRequired: 'ERR_OLD_PASSWORD_REQUIRED',
+  wrongOldPassword: 'ERR_WRONG_OLD_PASSWORD',
+  delegatedUserUnknown: 'ERR_DELEGATED_USER_UNKNOWN',
+  gone: 'ERR_GONE',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -16,3 +16,4 @@ export * from './api/library.js';
 export * from './api/vault.js';
 export * from './api/client-groups.js';
 export * from './api/two-factor.js';
+export * from './api/me.js';

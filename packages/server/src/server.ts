@@ -9,6 +9,10 @@ import { systemClock } from './core/auth/ports.js';
 import type { UserStore } from './core/users/user-store.js';
 import { UsersService } from './core/users/users-service.js';
 import type { TwoFactorService } from './core/two-factor/two-factor-service.js';
+import { MeService } from './core/users/me-service.js';
+import { ApiTokensService } from './core/api-tokens/api-tokens-service.js';
+import { DelegatedLogin } from './core/auth/delegated-login.js';
+import type { PasswordHasher } from './core/auth/ports.js';
 import type { KdfParams } from './core/vault/vault-crypto.js';
 import { VaultService } from './core/vault/vault-service.js';
 import type { ClientConnections } from './core/clients-auth/client-auth-store.js';
@@ -30,6 +34,7 @@ import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/
 import { loadHostKey } from './gateway/load-host-key.js';
 import { LocalDispatch } from './gateway/local-dispatch.js';
 import { buildApi } from './http/app.js';
+import type { DelegatedAuth } from './http/routes/login.js';
 import { hostOfUrl, publicUrl, splitHostPort } from './infra/address.js';
 import { createBcryptHasher } from './infra/bcrypt-hasher.js';
 import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-dir.js';
@@ -44,6 +49,7 @@ import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
+import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
@@ -203,9 +209,11 @@ export async function startServer(
       users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
       const jwtSecret =
         config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
+      const apiTokenRepository = new SqlApiTokenRepository(database);
       const auth = new Authenticator({
         users,
         hasher,
+        apiTokens: apiTokenRepository,
         tokens: createJwtSigner(jwtSecret),
         sessions,
         clock: systemClock,
@@ -231,7 +239,15 @@ export async function startServer(
       const api = await buildApi({
         auth,
         secondFactor,
-        users: new UsersService(users, hasher, secondFactor.sendTo),
+        users: new UsersService(users, hasher, secondFactor.sendTo, (username) =>
+          apiTokenRepository.deleteAllOf(username),
+        ),
+        me: new MeService(users, hasher, (name, password, ip) => auth.checkPassword(name, password, ip), {
+          twoFaEnabled: config.api.two_fa_token_delivery !== undefined,
+          totpEnabled: config.api.totp_enabled,
+        }),
+        apiTokens: new ApiTokensService(apiTokenRepository, systemClock),
+        ...delegatedAuth(config.api, users, hasher),
         clients: new ClientsService(clients, clientGroups),
         clientGroups,
         tunnels,
@@ -314,6 +330,26 @@ function schedulePendingLoginPurge(login: TwoFactorService | undefined, logger: 
   }, SESSION_PURGE_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Delegated authentication when `[api] auth_header` is set (spec 5.5). */
+function delegatedAuth(
+  api: SvcdConfig['api'],
+  users: UserStore,
+  hasher: PasswordHasher,
+): { delegated?: DelegatedAuth } {
+  if (!api.auth_header) return {};
+  const settings = {
+    createMissingUsers: api.create_missing_users,
+    defaultUserGroup: api.default_user_group,
+  };
+  return {
+    delegated: {
+      authHeader: api.auth_header,
+      userHeader: api.user_header,
+      login: new DelegatedLogin(users, hasher, settings),
+    },
+  };
 }
 
 /** A kill -9 during a write of the user or credential file leaves a side file; it goes at the next start. */

@@ -8,6 +8,7 @@ import { parseBody } from '../http/body.js';
 import { createBcryptHasher } from '../infra/bcrypt-hasher.js';
 import { openDatabase, type Database } from '../storage/database.js';
 import { openUserStore } from '../storage/open-user-store.js';
+import { SqlApiTokenRepository } from '../storage/api-token-repository.js';
 
 export type UserAction = 'add' | 'change' | 'delete';
 
@@ -44,7 +45,9 @@ export async function runUserCommand(
     (database ??= await openDatabase(config.database, { dataDir: config.server.data_dir }));
   try {
     const store = await openUserStore(config.api, getDatabase, hasher);
-    const service = new UsersService(store, hasher);
+    const service = new UsersService(store, hasher, undefined, async (username) =>
+      new SqlApiTokenRepository(await getDatabase()).deleteAllOf(username),
+    );
     const groups = input.groups.length > 0 ? input.groups : undefined;
     switch (input.action) {
       case 'add': {

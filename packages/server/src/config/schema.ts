@@ -117,15 +117,6 @@ function sectionRules<T extends object>(rules: (section: Section, report: Report
 const USER_STORES = ['auth', 'auth_file', 'auth_user_table'];
 const CLIENT_STORES = ['auth', 'auth_file', 'auth_table'];
 
-/** Features whose keys the schema accepts but whose code does not exist yet; remove an entry when it ships. */
-const NOT_YET_AVAILABLE: { key: string; enabled: (api: Section) => boolean; feature: string }[] = [
-  {
-    key: 'auth_header',
-    enabled: (api) => isSet(api.auth_header),
-    feature: 'delegated (header) authentication',
-  },
-];
-
 /** Features the single static user cannot have (spec 5.2.1, 5.3.1, 5.4.1). */
 const NEEDS_USER_STORE: { key: string; enabled: (api: Section) => boolean; feature: string }[] = [
   {
@@ -134,7 +125,6 @@ const NEEDS_USER_STORE: { key: string; enabled: (api: Section) => boolean; featu
     feature: 'two-factor login',
   },
   { key: 'totp_enabled', enabled: (api) => api.totp_enabled === true, feature: 'authenticator-app login' },
-  ...NOT_YET_AVAILABLE,
 ];
 
 function serverRules(server: Section, report: Report): void {
@@ -185,6 +175,7 @@ function apiRules(api: Section, report: Report): void {
     report('totp_enabled', 'cannot be combined with two_fa_token_delivery; choose one second factor');
   }
   if (isSet(api.auth)) staticUserRules(api.auth as string, report);
+  delegatedAuthRules(api, report);
   if (isSet(api.auth)) {
     for (const { key, enabled, feature } of NEEDS_USER_STORE) {
       if (enabled(api)) {
@@ -195,8 +186,34 @@ function apiRules(api: Section, report: Report): void {
       }
     }
   }
-  for (const { key, enabled, feature } of NOT_YET_AVAILABLE) {
-    if (enabled(api)) report(key, `${feature} is not available in this version of svcd`);
+}
+
+/** Delegated authentication (spec 5.5) and the combinations it cannot work in. */
+function delegatedAuthRules(api: Section, report: Report): void {
+  if (!isSet(api.auth_header)) {
+    if (api.create_missing_users === true)
+      report(
+        'create_missing_users',
+        'only used with auth_header (delegated authentication); set it or remove this',
+      );
+    return;
+  }
+  if (isSet(api.auth)) {
+    report(
+      'auth_header',
+      'delegated (header) authentication is not possible with the single static user ([api] auth); use auth_file or auth_user_table',
+    );
+  }
+  if (
+    typeof api.user_header === 'string' &&
+    api.user_header.toLowerCase() === String(api.auth_header).toLowerCase()
+  )
+    report('user_header', 'must differ from auth_header');
+  if (api.create_missing_users === true && isSet(api.auth_file)) {
+    report(
+      'create_missing_users',
+      'users created at login must take effect at once, but the user file (auth_file) is read only at start and reload; use auth_user_table',
+    );
   }
 }
 

@@ -11,6 +11,8 @@ import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
 import type { TotpSecretsService } from '../core/two-factor/totp-secrets-service.js';
 import type { TwoFactorService } from '../core/two-factor/two-factor-service.js';
+import type { MeService } from '../core/users/me-service.js';
+import type { ApiTokensService } from '../core/api-tokens/api-tokens-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
@@ -31,7 +33,9 @@ import { libraryRoutes } from './routes/library.js';
 import { multiCommandRoutes, multiScriptRoute } from './routes/multi-commands.js';
 import { wsTestPageRoutes } from './routes/ws-test-page.js';
 import { serveJobSockets } from './ws/job-sockets.js';
-import { loginRoutes } from './routes/login.js';
+import { loginRoutes, type DelegatedAuth } from './routes/login.js';
+import { meRoutes } from './routes/me.js';
+import { apiTokenRoutes } from './routes/api-tokens.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { twoFactorRoutes } from './routes/two-factor.js';
@@ -44,6 +48,10 @@ export interface ApiDeps {
   /** Two-factor login, when configured; the TOTP routes answer 400 unless totp_enabled. */
   secondFactor?: { login?: TwoFactorService | undefined; totp: TotpSecretsService };
   users: UsersService;
+  me: MeService;
+  apiTokens: ApiTokensService;
+  /** Set when `[api] auth_header` enables delegated authentication. */
+  delegated?: DelegatedAuth;
   clientsAuth: ClientsAuthService;
   clients: ClientsService;
   clientGroups: ClientGroupsService;
@@ -96,9 +104,14 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
       statusRoutes(api, deps.getStatus);
-      loginRoutes(api, deps.auth, deps.secondFactor?.login);
+      loginRoutes(api, deps.auth, {
+        ...(deps.secondFactor ? { twoFactor: deps.secondFactor.login } : {}),
+        ...(deps.delegated ? { delegated: deps.delegated } : {}),
+      });
       if (deps.secondFactor) twoFactorRoutes(api, deps.secondFactor.login, deps.secondFactor.totp);
       userRoutes(api, deps.users);
+      meRoutes(api, deps.me);
+      apiTokenRoutes(api, deps.apiTokens);
       clientsAuthRoutes(api, deps.clientsAuth);
       clientRoutes(api, deps.clients);
       clientGroupRoutes(api, deps.clientGroups);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES } from '@svc/protocol';
+import { assertTokenScope } from '../core/api-tokens/token-scope.js';
 import type { Authenticator, Caller } from '../core/auth/authenticator.js';
 
 declare module 'fastify' {
@@ -52,9 +53,7 @@ export async function authenticate(auth: Authenticator, request: FastifyRequest)
   const credentials = readCredentials(request);
   switch (credentials.scheme) {
     case 'basic':
-      return {
-        user: await auth.checkRequestPassword(credentials.username, credentials.password, request.ip),
-      };
+      return auth.checkBasic(credentials.username, credentials.password, request.ip);
     case 'bearer':
       return auth.checkToken(credentials.token, {
         acceptLoginToken: request.routeOptions.config.loginToken === true,
@@ -73,6 +72,7 @@ export function registerAuthHook(app: FastifyInstance, auth: Authenticator): voi
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public) return;
     request.caller = await authenticate(auth, request);
+    assertTokenScope(request.caller, request.method, request.routeOptions.url ?? request.url);
   });
 }
 

@@ -9,6 +9,7 @@ export const STATUS_BY_KIND: Record<ErrorKind, number> = {
   method_not_allowed: 405,
   timeout: 408,
   conflict: 409,
+  gone: 410,
   too_large: 413,
   headers_too_large: 431,
   banned: 423,

@@ -220,6 +220,24 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       ).execute();
     },
   },
+  {
+    name: '009_api_tokens',
+    async up(db, engine) {
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('api_tokens')
+          .addColumn('prefix', 'varchar(16)', (col) => col.primaryKey())
+          .addColumn('username', 'varchar(150)', (col) => col.notNull())
+          .addColumn('name', 'varchar(250)', (col) => col.notNull())
+          .addColumn('scope', 'varchar(16)', (col) => col.notNull())
+          .addColumn('secret_hash', 'varchar(64)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('expires_at', 'bigint', (col) => col.notNull())
+          .addUniqueConstraint('api_tokens_username_name_key', ['username', 'name']),
+      ).execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -233,3 +233,18 @@ export interface StorageSchema {
   two_fa_logins: TwoFaLoginsTable;
   user_totp: UserTotpTable;
 }
+
+/** Personal API tokens (migration 009_api_tokens); the secret only as its hex SHA-256. */
+export interface ApiTokensTable {
+  prefix: string;
+  username: string;
+  name: string;
+  scope: string;
+  secret_hash: string;
+  created_at: EpochMillis;
+  expires_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  api_tokens: ApiTokensTable;
+}

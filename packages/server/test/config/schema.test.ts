@@ -239,13 +239,10 @@ describe('every bad case names its key', () => {
     expect(problemsOf(`[api]\nauth = "admin:${'p'.repeat(72)}"\n`)).toEqual([]);
   });
 
-  test('header auth is not available yet; the 2FA keys are accepted', () => {
+  test('the 2FA keys are accepted with a user store', () => {
     const store = 'auth_file = "users.json"\n';
     expect(problemsOf(`[api]\n${store}totp_enabled = true\n`)).toEqual([]);
     expect(problemsOf(`[api]\n${store}two_fa_token_delivery = "/usr/local/bin/send-code"\n`)).toEqual([]);
-    expect(problemsOf(`[api]\n${store}auth_header = "X-Auth"\n`)).toEqual([
-      '[api] auth_header: delegated (header) authentication is not available in this version of svcd',
-    ]);
     expect(
       problemsOf(`[api]\n${store}totp_enabled = false\ntotp_account_name = "acme"\nuser_header = "X-User"\n`),
     ).toEqual([]);
@@ -271,6 +268,25 @@ describe('every bad case names its key', () => {
     expect(problemsOf('[smtp]\nserver = "nohost"\nsender_email = "x"\n')).toEqual([
       '[smtp] server: expected host:port with a port from 0 to 65535, e.g. 0.0.0.0:8080 or [::1]:3000',
       '[smtp] sender_email: expected an e-mail address',
+    ]);
+  });
+
+  test('delegated authentication: accepted with a user file or tables, refused in combinations that cannot work', () => {
+    const file = 'auth_file = "users.json"\n';
+    const tables = 'auth_user_table = "users"\nauth_group_table = "groups"\n';
+    expect(problemsOf(`[api]\n${file}auth_header = "X-Auth"\n`)).toEqual([]);
+    expect(problemsOf(`[api]\n${tables}auth_header = "X-Auth"\ncreate_missing_users = true\n`)).toEqual([]);
+    expect(problemsOf('[api]\nauth = "admin:secret-pass"\nauth_header = "X-Auth"\n')).toEqual([
+      '[api] auth_header: delegated (header) authentication is not possible with the single static user ([api] auth); use auth_file or auth_user_table',
+    ]);
+    expect(problemsOf(`[api]\n${file}auth_header = "X-Auth"\ncreate_missing_users = true\n`)).toEqual([
+      '[api] create_missing_users: users created at login must take effect at once, but the user file (auth_file) is read only at start and reload; use auth_user_table',
+    ]);
+    expect(problemsOf(`[api]\n${tables}create_missing_users = true\n`)).toEqual([
+      '[api] create_missing_users: only used with auth_header (delegated authentication); set it or remove this',
+    ]);
+    expect(problemsOf(`[api]\n${tables}auth_header = "X-User"\nuser_header = "x-user"\n`)).toEqual([
+      '[api] user_header: must differ from auth_header',
     ]);
   });
 

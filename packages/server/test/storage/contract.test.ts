@@ -30,6 +30,8 @@ import type { NewVaultEntry } from '../../src/core/vault/ports.js';
 import { VAULT_LIST } from '../../src/core/vault/vault-list.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
 import { SqlPendingLoginStore, SqlTotpSecretStore } from '../../src/storage/two-factor-repository.js';
+import { SqlApiTokenRepository } from '../../src/storage/api-token-repository.js';
+import type { ApiTokenRecord } from '../../src/core/api-tokens/ports.js';
 
 /** Each test gets its own user tables inside the engine's fresh database. */
 let tableCounter = 0;
@@ -88,6 +90,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '006_client_groups',
           '007_multi_jobs',
           '008_two_factor',
+          '009_api_tokens',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -1188,6 +1191,72 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await list({ 'filter[description]': '*SERVERS' })).toEqual({ ids: ['L-a', 'l-b'], count: 2 });
       expect(await list({ 'filter[id]': 'l-a,l-c' })).toEqual({ ids: ['L-a', 'l-c'], count: 2 });
       expect(await list({ 'page[limit]': '1', 'page[offset]': '1' })).toEqual({ ids: ['l-b'], count: 3 });
+    });
+  });
+
+  describe('API tokens', () => {
+    // Beyond 2^32 ms and 2038: the time columns must be BIGINT on every engine.
+    const token = (prefix: string, username: string, name: string): ApiTokenRecord => ({
+      prefix,
+      username,
+      name,
+      scope: 'read',
+      secretHash: 'ab'.repeat(32),
+      createdAt: new Date('2030-01-01T00:00:00Z'),
+      expiresAt: new Date('2100-01-01T00:00:00.123Z'),
+    });
+
+    it('stores, finds by prefix, lists per user and keeps unicode names and exact times', async () => {
+      const repo = new SqlApiTokenRepository(database);
+      const stored = { ...token('AbCd1234', 'tok-alice', 'CI 用户 😀'), scope: 'clients-auth' as const };
+      expect(await repo.insert(stored)).toBe('inserted');
+      await repo.insert(token('EfGh5678', 'tok-alice', 'second'));
+      await repo.insert(token('IjKl9012', 'tok-bob', 'second'));
+      expect(await repo.findByPrefix('AbCd1234')).toEqual(stored);
+      // Prefixes are case-sensitive on every engine (MySQL's binary collation).
+      expect(await repo.findByPrefix('abcd1234')).toBeUndefined();
+      const names = (await repo.listOf('tok-alice')).map((t) => t.name).sort();
+      expect(names).toEqual(['CI 用户 😀', 'second'].sort());
+      expect(await repo.listOf('TOK-ALICE')).toEqual([]);
+    });
+
+    it('refuses a second token of one name per user, and tells a prefix clash apart', async () => {
+      const repo = new SqlApiTokenRepository(database);
+      await repo.insert(token('dup00001', 'tok-carol', 'ci'));
+      const err = await rejection(repo.insert(token('dup00002', 'tok-carol', 'ci')));
+      expect(err.code).toBe(ERROR_CODES.apiTokenExists);
+      expect(await repo.insert(token('dup00001', 'tok-dave', 'other'))).toBe('prefix-taken');
+      expect(await repo.insert(token('dup00003', 'tok-dave', 'ci'))).toBe('inserted');
+      expect(await repo.findByPrefix('dup00002')).toBeUndefined();
+    });
+
+    it('updates name and expiry of the owner only; a name clash is refused and changes nothing', async () => {
+      const repo = new SqlApiTokenRepository(database);
+      await repo.insert(token('upd00001', 'tok-erin', 'one'));
+      await repo.insert(token('upd00002', 'tok-erin', 'two'));
+      const later = new Date('2101-02-03T04:05:06Z');
+      const updated = await repo.update('tok-erin', 'upd00001', { name: 'uno', expiresAt: later });
+      expect(updated).toEqual({ ...token('upd00001', 'tok-erin', 'uno'), expiresAt: later });
+      // Same values again: MySQL reports no changed row, the token is still found.
+      expect(await repo.update('tok-erin', 'upd00001', { name: 'uno' })).toEqual(updated);
+      expect(await repo.update('tok-frank', 'upd00001', { name: 'mine' })).toBeUndefined();
+      const clash = await rejection(repo.update('tok-erin', 'upd00002', { name: 'uno' }));
+      expect(clash.code).toBe(ERROR_CODES.apiTokenExists);
+      expect((await repo.findByPrefix('upd00002'))?.name).toBe('two');
+    });
+
+    it("deletes one token of its owner only, and all of a user's tokens", async () => {
+      const repo = new SqlApiTokenRepository(database);
+      await repo.insert(token('del00001', 'tok-gina', 'a'));
+      await repo.insert(token('del00002', 'tok-gina', 'b'));
+      await repo.insert(token('del00003', 'tok-hank', 'a'));
+      expect(await repo.delete('tok-hank', 'del00001')).toBe(false);
+      expect(await repo.delete('tok-gina', 'del00001')).toBe(true);
+      expect(await repo.delete('tok-gina', 'del00001')).toBe(false);
+      await repo.insert(token('del00004', 'tok-gina', 'c'));
+      expect(await repo.deleteAllOf('tok-gina')).toBe(2);
+      expect(await repo.listOf('tok-gina')).toEqual([]);
+      expect(await repo.findByPrefix('del00003')).toBeDefined();
     });
   });
 });

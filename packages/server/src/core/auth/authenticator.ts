@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, ERROR_CODES, PASSWORD_MAX_BYTES, passwordByteLength } from '@svc/protocol';
+import {
+  AppError,
+  ERROR_CODES,
+  PASSWORD_MAX_BYTES,
+  passwordByteLength,
+  type ApiTokenScope,
+} from '@svc/protocol';
+import { ApiTokenChecker } from '../api-tokens/token-checker.js';
+import type { ApiTokenRepository } from '../api-tokens/ports.js';
 import type { UserRecord, UserStore } from '../users/user-store.js';
 import { lookupForms } from '../users/username.js';
 import type { LoginGuard } from './login-guard.js';
@@ -17,6 +25,8 @@ export interface AuthenticatorDeps {
   maxTokenLifetimeMs: number;
   /** A second factor is configured: HTTP Basic with a password is accepted only by /login (spec 5.3.4). */
   secondFactor?: boolean;
+  /** Personal API tokens, accepted as the Basic password by `checkBasic`. */
+  apiTokens?: ApiTokenRepository;
 }
 
 export interface TokenCheckOptions {
@@ -30,6 +40,8 @@ export interface Caller {
   sessionId?: string;
   /** Two-factor stage of the bearer token, when it has one. */
   tokenStage?: TokenStage;
+  /** Set when the caller used a personal API token; its scope limits the routes (token-scope.ts). */
+  apiToken?: { prefix: string; scope: ApiTokenScope };
 }
 
 export interface IssuedToken {
@@ -38,7 +50,7 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
-const badCredentials = () =>
+export const badCredentials = (): AppError =>
   new AppError('unauthenticated', ERROR_CODES.badCredentials, 'Wrong username or password');
 const badToken = () =>
   new AppError(
@@ -67,7 +79,19 @@ export class Authenticator {
   /** A hash of a secret nobody knows, checked for unknown usernames so timing does not reveal which exist. */
   private unknownUserHash: Promise<string> | undefined;
 
-  constructor(private readonly deps: AuthenticatorDeps) {}
+  private readonly apiTokens: ApiTokenChecker | undefined;
+
+  constructor(private readonly deps: AuthenticatorDeps) {
+    this.apiTokens =
+      deps.apiTokens &&
+      new ApiTokenChecker(deps.apiTokens, deps.users, deps.guard, deps.clock, badCredentials);
+  }
+
+  /** HTTP Basic on API routes: the password may be a personal API token (checked without bcrypt). */
+  async checkBasic(username: string, password: string, ip: string): Promise<Caller> {
+    const viaToken = await this.apiTokens?.check(username, password, ip);
+    return viaToken ?? { user: await this.checkRequestPassword(username, password, ip) };
+  }
 
   /**
    * Logins name the user exactly (in any Unicode normal form): `ADMIN` is not `admin`.

@@ -39,6 +39,8 @@ export class UsersService {
     private readonly store: UserStore,
     private readonly hasher: PasswordHasher,
     private readonly sendToRule?: SendToRule,
+    /** Removes what belongs to a deleted user elsewhere (API tokens), so a new user of that name starts clean. */
+    private readonly onDeleted: (username: string) => Promise<unknown> = () => Promise.resolve(),
   ) {}
 
   async list(caller: UserRecord): Promise<UserListItem[]> {
@@ -103,6 +105,7 @@ export class UsersService {
     const target = findOrThrow(users, username);
     if (isAdmin(target)) assertAnotherAdmin(users, target.username, 'deleted');
     await this.store.delete(target.username);
+    await this.onDeleted(target.username);
     return this.outcome({ username: target.username, groups: [...target.groups] });
   }
 

@@ -1,8 +1,21 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES, type LoginData } from '@svc/protocol';
 import type { Authenticator } from '../../core/auth/authenticator.js';
+import type { DelegatedLogin } from '../../core/auth/delegated-login.js';
 import type { TwoFactorService } from '../../core/two-factor/two-factor-service.js';
 import { authRequired, readCredentials } from '../auth.js';
+import { proxiedUserName, type DelegatedHeaders } from '../delegated-headers.js';
+
+/** Delegated authentication (`[api] auth_header`): honoured on GET /login only. */
+export interface DelegatedAuth extends DelegatedHeaders {
+  login: DelegatedLogin;
+}
+
+export interface LoginOptions {
+  /** A second factor is configured: /login issues a login token and starts the second step. */
+  twoFactor?: TwoFactorService;
+  delegated?: DelegatedAuth;
+}
 
 export function parseLifetime(raw: unknown): number | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -18,13 +31,23 @@ export function parseLifetime(raw: unknown): number | undefined {
   return Number(text);
 }
 
-export function loginRoutes(app: FastifyInstance, auth: Authenticator, twoFactor?: TwoFactorService): void {
+async function checkBasicPassword(auth: Authenticator, request: FastifyRequest) {
+  const credentials = readCredentials(request);
+  if (credentials.scheme !== 'basic') throw authRequired();
+  return auth.checkPassword(credentials.username, credentials.password, request.ip);
+}
+
+export function loginRoutes(app: FastifyInstance, auth: Authenticator, options: LoginOptions = {}): void {
+  const { twoFactor, delegated } = options;
   app.get('/login', { config: { public: true } }, async (request) => {
     const query = request.query as Record<string, unknown>;
     const lifetime = parseLifetime(query['token-lifetime']);
-    const credentials = readCredentials(request);
-    if (credentials.scheme !== 'basic') throw authRequired();
-    const user = await auth.checkPassword(credentials.username, credentials.password, request.ip);
+    const proxied = delegated && proxiedUserName(request, delegated);
+    const user =
+      proxied === undefined || !delegated
+        ? await checkBasicPassword(auth, request)
+        : await delegated.login.userFor(proxied);
+    // A configured second factor applies to delegated logins too: the proxy vouches for the password only.
     if (twoFactor) {
       const requester = { ip: request.ip, userAgent: request.headers['user-agent'] ?? '' };
       return { data: await twoFactor.startLogin(user, lifetime, requester) };

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import type { Authenticator, Caller } from '../../core/auth/authenticator.js';
+import { assertTokenScope } from '../../core/api-tokens/token-scope.js';
 import { authRequired } from '../auth.js';
 
 /**
@@ -43,12 +44,13 @@ export async function authenticateUpgrade(
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon >= 0) {
-      const user = await auth.checkRequestPassword(
+      const caller = await auth.checkBasic(
         decoded.slice(0, colon),
         decoded.slice(colon + 1),
         request.socket.remoteAddress ?? '',
       );
-      return { user };
+      assertTokenScope(caller, 'GET', url.pathname);
+      return caller;
     }
   }
   throw new AppError(

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { passwordSchema } from './users.js';
+
+/** Scopes of a personal API token: GET requests only, everything, or only the client credentials API. */
+export const API_TOKEN_SCOPES = ['read', 'read+write', 'clients-auth'] as const;
+export const apiTokenScopeSchema = z.enum(API_TOKEN_SCOPES, {
+  error: `must be one of ${API_TOKEN_SCOPES.map((s) => `"${s}"`).join(', ')}`,
+});
+export type ApiTokenScope = z.infer<typeof apiTokenScopeSchema>;
+
+/** The public part of a token: 8 letters and digits, used to find it and to name it in URLs. */
+export const API_TOKEN_PREFIX_LENGTH = 8;
+export const API_TOKEN_NAME_MAX = 250;
+
+const tokenNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(API_TOKEN_NAME_MAX, `must be at most ${API_TOKEN_NAME_MAX} characters`);
+
+const expiresAtSchema = z.iso.datetime({
+  offset: true,
+  error: 'must be an RFC 3339 date and time, e.g. 2030-01-31T12:00:00Z',
+});
+
+export const createApiTokenBodySchema = z.strictObject({
+  name: tokenNameSchema,
+  scope: apiTokenScopeSchema,
+  /** Default: one year after creation. */
+  expires_at: expiresAtSchema.optional(),
+});
+export type CreateApiTokenBody = z.infer<typeof createApiTokenBodySchema>;
+
+export const updateApiTokenBodySchema = z.strictObject({
+  name: tokenNameSchema.optional(),
+  expires_at: expiresAtSchema.optional(),
+});
+export type UpdateApiTokenBody = z.infer<typeof updateApiTokenBodySchema>;
+
+/** An element of GET /me/tokens; the secret is never shown again after creation. */
+export interface ApiTokenItem {
+  prefix: string;
+  name: string;
+  scope: ApiTokenScope;
+  created_at: string;
+  expires_at: string;
+}
+
+/** The answer to POST /me/tokens: `token` (`<prefix>_<secret>`) is the HTTP Basic password, shown only here. */
+export interface CreatedApiToken extends ApiTokenItem {
+  token: string;
+}
+
+/** `data` of GET /me. */
+export interface MeData {
+  username: string;
+  groups: string[];
+  /** Empty when none is set. */
+  two_fa_send_to: string;
+  password_expired: boolean;
+  /** Whether logins of this server ask for a second factor (code delivery or authenticator app). */
+  two_fa_enabled: boolean;
+  /** Whether the second factor is an authenticator app (TOTP). */
+  totp_enabled: boolean;
+}
+
+export const updateMeBodySchema = z.strictObject({
+  password: passwordSchema.optional(),
+  /** Required with `password`. */
+  old_password: z.string().optional(),
+  two_fa_send_to: z.string().max(150, 'must be at most 150 characters').optional(),
+});
+export type UpdateMeBody = z.infer<typeof updateMeBodySchema>;
+
+/** `data` of GET /me/ip. */
+export interface MeIpData {
+  ip: string;
+}
