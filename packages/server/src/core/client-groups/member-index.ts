@@ -1,0 +1,126 @@
+import type { ClientGroupParams } from '@svc/protocol';
+import type { ClientRecord } from '../clients/client-record.js';
+import type { ClientRegistry, RecordWatcher } from '../clients/client-registry.js';
+import {
+  compileGroupParams,
+  matchView,
+  sameMatchInput,
+  type GroupMatcher,
+  type MatchView,
+} from './membership.js';
+
+/** Member sets kept, one per group version in use: far more than groups people define. */
+const DEFAULT_MAX_GROUPS = 1_000;
+
+/** The members of one group version (its params), kept right one client change at a time. */
+export class GroupMembers {
+  private readonly ids = new Set<string>();
+  /** The members in client id order, valid while `orderedFrom` is the registry's current id order. */
+  private ordered: readonly string[] | undefined;
+  private orderedFrom: readonly string[] | undefined;
+
+  constructor(
+    readonly matches: GroupMatcher,
+    records: readonly ClientRecord[],
+    idsInOrder: readonly string[],
+  ) {
+    const ordered: string[] = [];
+    for (const record of records) {
+      if (matches(matchView(record))) {
+        this.ids.add(record.id);
+        ordered.push(record.id);
+      }
+    }
+    this.ordered = ordered;
+    this.orderedFrom = idsInOrder;
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  /** Every member id, in no particular order. */
+  all(): IterableIterator<string> {
+    return this.ids.values();
+  }
+
+  /** The member ids in `idsInOrder`'s order (the registry's, as GET /clients sorts). Do not modify. */
+  inOrder(idsInOrder: readonly string[]): readonly string[] {
+    if (this.ordered === undefined || this.orderedFrom !== idsInOrder) {
+      this.ordered = idsInOrder.filter((id) => this.ids.has(id));
+      this.orderedFrom = idsInOrder;
+    }
+    return this.ordered;
+  }
+
+  /** Puts the client in or out by its new view (undefined: the client is gone). */
+  follow(id: string, view: MatchView | undefined): void {
+    const member = view !== undefined && this.matches(view);
+    if (member === this.ids.has(id)) return;
+    if (member) this.ids.add(id);
+    else this.ids.delete(id);
+    this.ordered = undefined;
+  }
+}
+
+/**
+ * The members of the groups in use, computed over every client once per group version and then followed: a
+ * changed client record is matched against each group once, instead of every client against every group on each
+ * read. Keyed by params, so a group changed on another svcd node (read from the database on every request) gets
+ * a fresh member set; the registry is the source, so this is a cache any node rebuilds by itself.
+ */
+export class GroupMemberIndex implements RecordWatcher {
+  /** In least-recently-used order: a use moves a group to the end, the first is dropped when full. */
+  private readonly groups = new Map<string, GroupMembers>();
+
+  constructor(
+    private readonly registry: ClientRegistry,
+    private readonly maxGroups = DEFAULT_MAX_GROUPS,
+  ) {
+    registry.watchRecords(this);
+  }
+
+  /** The members of the group of these params. */
+  of(params: ClientGroupParams): GroupMembers {
+    const key = paramsKey(params);
+    let members = this.groups.get(key);
+    if (members) {
+      this.groups.delete(key);
+    } else {
+      members = new GroupMembers(
+        compileGroupParams(params),
+        this.registry.sortedById(),
+        this.registry.idsInOrder(),
+      );
+      if (this.groups.size >= this.maxGroups) {
+        const oldest = this.groups.keys().next();
+        if (!oldest.done) this.groups.delete(oldest.value);
+      }
+    }
+    this.groups.set(key, members);
+    return members;
+  }
+
+  /** Stops following a group version that is no longer stored (another group may share it: it is rebuilt then). */
+  drop(params: ClientGroupParams): void {
+    this.groups.delete(paramsKey(params));
+  }
+
+  /** How many group versions are followed (for tests). */
+  get size(): number {
+    return this.groups.size;
+  }
+
+  recordChanged(id: string, before: ClientRecord | undefined, after: ClientRecord | undefined): void {
+    if (this.groups.size === 0) return;
+    if (before && after && sameMatchInput(before, after)) return;
+    const view = after ? matchView(after) : undefined;
+    for (const members of this.groups.values()) members.follow(id, view);
+  }
+
+  recordsReloaded(): void {
+    this.groups.clear();
+  }
+}
+
+const paramsKey = (params: ClientGroupParams): string => JSON.stringify(params);
