@@ -179,6 +179,40 @@ describe('client group members follow client changes', () => {
     expect(await members('web')).toEqual([]);
   });
 
+  test('num_clients_connected follows connects, disconnects and members moving in and out', async () => {
+    attach('a', ['web']);
+    attach('b', ['web']);
+    await create('web', { tag: ['web'] });
+    expect(await groups.get('web')).toMatchObject({ num_clients: 2, num_clients_connected: 2 });
+    detach('a');
+    expect(await groups.get('web')).toMatchObject({ num_clients: 2, num_clients_connected: 1 });
+    retag('b', ['db']);
+    expect(await groups.get('web')).toMatchObject({ num_clients: 1, num_clients_connected: 0 });
+    attach('a', ['web']);
+    attach('c', ['web']);
+    expect(await groups.get('web')).toMatchObject({ client_ids: ['a', 'c'], num_clients_connected: 2 });
+    await registry.closeAll('svcd is stopping');
+    expect(await groups.get('web')).toMatchObject({ client_ids: ['a', 'c'], num_clients_connected: 0 });
+  });
+
+  test('GET /clients groups over many clients stay right when clients change between classifier calls', async () => {
+    const ids = Array.from({ length: 40 }, (_, n) => `c-${String(n).padStart(2, '0')}`);
+    for (const [n, id] of ids.entries()) attach(id, n % 2 ? ['odd'] : ['even']);
+    await create('even', { tag: ['even'] });
+    await create('odd', { tag: ['odd'] });
+    await create('all', { client_id: ['c-*'] });
+    const groupsOf = await groups.classifier();
+    const of = (id: string) => {
+      const record = registry.get(id);
+      expect(record).toBeDefined();
+      return record ? groupsOf(record) : [];
+    };
+    for (const [n, id] of ids.entries()) expect(of(id)).toEqual(n % 2 ? ['all', 'odd'] : ['all', 'even']);
+    retag('c-00', ['odd']);
+    expect(of('c-00')).toEqual(['all', 'odd']);
+    expect(of('c-01')).toEqual(['all', 'odd']);
+  });
+
   test('GET /clients groups: a record read before a change is classified as it was', async () => {
     attach('a', ['web']);
     await create('web', { tag: ['web'] });
@@ -218,7 +252,20 @@ describe('client group members follow client changes', () => {
       else retag(id, someTags(), { n: String(random(10)) });
       if (step % 10 === 0) {
         for (const [group, p] of Object.entries(defined)) {
-          expect(await members(group), `${group} at step ${step}`).toEqual(expected(params(p)));
+          const want = expected(params(p));
+          const connected = want.filter((c) => registry.get(c)?.connection_state === 'connected');
+          expect(await groups.get(group), `${group} at step ${step}`).toMatchObject({
+            client_ids: want,
+            num_clients: want.length,
+            num_clients_connected: connected.length,
+          });
+        }
+        const groupsOf = await groups.classifier();
+        for (const record of registry.sortedById()) {
+          const want = Object.keys(defined)
+            .sort()
+            .filter((g) => isMember(params(defined[g] ?? {}), record));
+          expect(groupsOf(record), `groups of ${record.id} at step ${step}`).toEqual(want);
         }
         const all = Object.keys(defined);
         const union = registry.idsInOrder().filter((c) => {

@@ -92,36 +92,55 @@ export class ClientGroupsService implements GroupClassifier {
     const groups = await this.repository.all();
     groups.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const members = groups.map((g) => ({ id: g.id, members: this.index.of(g.params) }));
+    let calls = 0;
+    let byClient: { version: number; groups: Map<string, string[]> } | undefined;
     return (record) => {
       // The member sets hold the registry's current records; a record read earlier is matched as it was.
-      const current = this.registry.get(record.id) === record;
-      const view = current ? undefined : matchView(record);
-      const ids: string[] = [];
-      for (const group of members) {
-        if (view ? group.members.matches(view) : group.members.has(record.id)) ids.push(group.id);
+      if (this.registry.get(record.id) !== record) {
+        const view = matchView(record);
+        return members.filter((g) => g.members.matches(view)).map((g) => g.id);
       }
-      return ids;
+      calls += 1;
+      if (calls <= DIRECT_CLASSIFY_CALLS) {
+        return members.filter((g) => g.members.has(record.id)).map((g) => g.id);
+      }
+      // Listing many clients: one pass over the member sets, instead of every group's set for every client.
+      if (byClient?.version !== this.registry.version) {
+        byClient = { version: this.registry.version, groups: groupsByClient(members) };
+      }
+      return byClient.groups.get(record.id) ?? [];
     };
   }
 
   private present(group: StoredClientGroup, withMembers: boolean): ClientGroup {
-    const ids = withMembers ? this.memberIds(this.index.of(group.params)) : [];
-    let connected = 0;
-    for (const id of ids) if (this.registry.get(id)?.connection_state === 'connected') connected += 1;
+    const members = withMembers ? this.index.of(group.params) : undefined;
+    // A copy: the cached list is shared.
+    const ids = members ? [...members.inOrder(this.registry.idsInOrder())] : [];
     return {
       id: group.id,
       description: group.description,
       params: group.params,
       client_ids: ids,
       num_clients: ids.length,
-      num_clients_connected: connected,
+      num_clients_connected: members?.connected ?? 0,
     };
   }
+}
 
-  /** A copy of the shared cached list, for the response. */
-  private memberIds(members: GroupMembers): string[] {
-    return [...members.inOrder(this.registry.idsInOrder())];
+/** Clients classified one by one before the classifier turns the member sets around (see `classifier`). */
+const DIRECT_CLASSIFY_CALLS = 16;
+
+/** Each member's group ids, in the groups' order (shared lists: callers only read them). */
+function groupsByClient(groups: readonly { id: string; members: GroupMembers }[]): Map<string, string[]> {
+  const byClient = new Map<string, string[]>();
+  for (const group of groups) {
+    for (const id of group.members.all()) {
+      const ids = byClient.get(id);
+      if (ids) ids.push(group.id);
+      else byClient.set(id, [group.id]);
+    }
   }
+  return byClient;
 }
 
 const wantsMembers = (fields: readonly string[] | undefined): boolean =>

@@ -9,12 +9,23 @@ import {
   type MatchView,
 } from './membership.js';
 
+/** One record change as every group sees it. */
+interface RecordChange {
+  /** The new record's view; 'unchanged': no field a rule reads changed; undefined: the client is gone. */
+  view: MatchView | 'unchanged' | undefined;
+  wasConnected: boolean;
+  isConnected: boolean;
+}
+
+const isConnected = (record: ClientRecord | undefined): boolean => record?.connection_state === 'connected';
+
 /** Member sets kept, one per group version in use: far more than groups people define. */
 const DEFAULT_MAX_GROUPS = 1_000;
 
 /** The members of one group version (its params), kept right one client change at a time. */
 export class GroupMembers {
   private readonly ids = new Set<string>();
+  private connectedCount = 0;
   /** The members in client id order, valid while `orderedFrom` is the registry's current id order. */
   private ordered: readonly string[] | undefined;
   private orderedFrom: readonly string[] | undefined;
@@ -29,6 +40,7 @@ export class GroupMembers {
       if (matches(matchView(record))) {
         this.ids.add(record.id);
         ordered.push(record.id);
+        if (isConnected(record)) this.connectedCount += 1;
       }
     }
     this.ordered = ordered;
@@ -37,6 +49,11 @@ export class GroupMembers {
 
   has(id: string): boolean {
     return this.ids.has(id);
+  }
+
+  /** How many members are connected. */
+  get connected(): number {
+    return this.connectedCount;
   }
 
   /** Every member id, in no particular order. */
@@ -53,11 +70,14 @@ export class GroupMembers {
     return this.ordered;
   }
 
-  /** Puts the client in or out by its new view (undefined: the client is gone). */
-  follow(id: string, view: MatchView | undefined): void {
-    const member = view !== undefined && this.matches(view);
-    if (member === this.ids.has(id)) return;
-    if (member) this.ids.add(id);
+  /** Follows a changed record: puts the client in or out and counts its connection. */
+  follow(id: string, change: RecordChange): void {
+    const was = this.ids.has(id);
+    const is = change.view === 'unchanged' ? was : change.view !== undefined && this.matches(change.view);
+    if (was && change.wasConnected) this.connectedCount -= 1;
+    if (is && change.isConnected) this.connectedCount += 1;
+    if (is === was) return;
+    if (is) this.ids.add(id);
     else this.ids.delete(id);
     this.ordered = undefined;
   }
@@ -113,9 +133,14 @@ export class GroupMemberIndex implements RecordWatcher {
 
   recordChanged(id: string, before: ClientRecord | undefined, after: ClientRecord | undefined): void {
     if (this.groups.size === 0) return;
-    if (before && after && sameMatchInput(before, after)) return;
-    const view = after ? matchView(after) : undefined;
-    for (const members of this.groups.values()) members.follow(id, view);
+    const unchanged = before !== undefined && after !== undefined && sameMatchInput(before, after);
+    const change: RecordChange = {
+      view: unchanged ? 'unchanged' : after && matchView(after),
+      wasConnected: isConnected(before),
+      isConnected: isConnected(after),
+    };
+    if (unchanged && change.wasConnected === change.isConnected) return;
+    for (const members of this.groups.values()) members.follow(id, change);
   }
 
   recordsReloaded(): void {
