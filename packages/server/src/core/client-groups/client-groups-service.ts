@@ -82,9 +82,10 @@ export class ClientGroupsService implements GroupClassifier {
     const order = this.registry.idsInOrder();
     const [first] = groups;
     if (groups.length === 1 && first) return [...this.index.of(first.params).inOrder(order)];
-    const union = new Set<string>();
-    for (const group of groups) for (const id of this.index.of(group.params).all()) union.add(id);
-    return order.filter((id) => union.has(id));
+    return this.index.unionInOrder(
+      groups.map((g) => this.index.of(g.params)),
+      order,
+    );
   }
 
   /** For GET /clients: a function giving the ids of the groups a client is in, in group id order. */

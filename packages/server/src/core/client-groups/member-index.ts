@@ -92,6 +92,8 @@ export class GroupMembers {
 export class GroupMemberIndex implements RecordWatcher {
   /** In least-recently-used order: a use moves a group to the end, the first is dropped when full. */
   private readonly groups = new Map<string, GroupMembers>();
+  /** Each client id's position in `ranksOf`, for the registry's id order of that time. */
+  private ranks: { of: readonly string[]; rank: Map<string, number> } | undefined;
 
   constructor(
     private readonly registry: ClientRegistry,
@@ -121,6 +123,25 @@ export class GroupMemberIndex implements RecordWatcher {
     return members;
   }
 
+  /** The clients in any of these groups, in `idsInOrder`'s order (the registry's), each once. */
+  unionInOrder(groups: readonly GroupMembers[], idsInOrder: readonly string[]): string[] {
+    if (this.ranks?.of !== idsInOrder) {
+      this.ranks = { of: idsInOrder, rank: new Map(idsInOrder.map((id, n) => [id, n])) };
+    }
+    const { rank } = this.ranks;
+    // Marks by position: no set of ids to grow, and the result comes out in order.
+    const marks = new Uint8Array(idsInOrder.length);
+    for (const members of groups) {
+      for (const id of members.all()) {
+        const n = rank.get(id);
+        if (n !== undefined) marks[n] = 1;
+      }
+    }
+    const ids: string[] = [];
+    for (let n = 0; n < marks.length; n++) if (marks[n] === 1) ids.push(idsInOrder[n] as string);
+    return ids;
+  }
+
   /** Stops following a group version that is no longer stored (another group may share it: it is rebuilt then). */
   drop(params: ClientGroupParams): void {
     this.groups.delete(paramsKey(params));
@@ -148,4 +169,14 @@ export class GroupMemberIndex implements RecordWatcher {
   }
 }
 
-const paramsKey = (params: ClientGroupParams): string => JSON.stringify(params);
+/** Keys by params object: the repository hands out one object per stored params text. */
+const keys = new WeakMap<ClientGroupParams, string>();
+
+const paramsKey = (params: ClientGroupParams): string => {
+  let key = keys.get(params);
+  if (key === undefined) {
+    key = JSON.stringify(params);
+    keys.set(params, key);
+  }
+  return key;
+};
