@@ -4,7 +4,8 @@
  * 1. Core, in this process: a real ClientRegistry (SQLite-backed) holding BENCH_CLIENTS connected records with the
  *    simulator's varied tags and labels, a real ClientGroupsService over SQLite with 100 groups. Times
  *    `membersOf` (what POST /commands with group_ids calls) for all 100 groups and for 5 groups, and `get` of a
- *    group with half the clients as members.
+ *    group with half the clients as members: after a client's tags change (it moves out of or into groups), after
+ *    a change no group rule reads, and with nothing changed.
  * 2. API, real processes: one svcd and BENCH_CLIENTS simulated agents (bench/support, the agent's own link code).
  *    100 groups are created with POST /client-groups; times GET /client-groups/{id} of the 5,000-member group and
  *    GET /clients?filter[groups]=<all 100 ids>&page[limit]=1 (every client against every group, as group_ids
