@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
-import { clientGroupParamsSchema, type ListQuery } from '@svc/protocol';
+import { clientGroupParamsSchema, type ClientGroupParams, type ListQuery } from '@svc/protocol';
+import { BoundedMap } from '../core/bounded-map.js';
 import { groupErrors } from '../core/client-groups/group-errors.js';
 import type { ClientGroupRepository, StoredClientGroup } from '../core/client-groups/ports.js';
 import type { Database } from './database.js';
@@ -9,12 +10,21 @@ import type { ClientGroupsTable } from './schema.js';
 
 const COLUMNS: SqlColumnMap = { id: 'id', description: 'description' };
 
-/** Params were validated on the way in; parsing again fills keys a later version may add with null. */
-const fromRow = (row: Selectable<ClientGroupsTable>): StoredClientGroup => ({
-  id: row.id,
-  description: row.description,
-  params: clientGroupParamsSchema.parse(JSON.parse(row.params)),
-});
+/** Parsed params by their stored text: every group_ids request reads its groups, parsing is the bulk of that. */
+const parsedParams = new BoundedMap<string, ClientGroupParams>(10_000);
+
+/**
+ * Params were validated on the way in; parsing again fills keys a later version may add with null. Groups with
+ * the same stored params share one (read-only) params object.
+ */
+const fromRow = (row: Selectable<ClientGroupsTable>): StoredClientGroup => {
+  let params = parsedParams.get(row.params);
+  if (!params) {
+    params = clientGroupParamsSchema.parse(JSON.parse(row.params));
+    parsedParams.set(row.params, params);
+  }
+  return { id: row.id, description: row.description, params };
+};
 
 const toRow = (group: StoredClientGroup): ClientGroupsTable => ({
   id: group.id,

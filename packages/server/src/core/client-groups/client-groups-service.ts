@@ -5,45 +5,38 @@ import {
   type ListQuery,
   type UpdateClientGroupBody,
 } from '@svc/protocol';
-import { BoundedMap } from '../bounded-map.js';
 import type { ClientRecord } from '../clients/client-record.js';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { GroupClassifier } from '../clients/ports.js';
 import { groupErrors } from './group-errors.js';
-import { compileGroupParams, matchView, type GroupMatcher } from './membership.js';
+import { GroupMemberIndex, type GroupMembers } from './member-index.js';
+import { matchView } from './membership.js';
 import type { ClientGroupRepository, StoredClientGroup } from './ports.js';
-
-/** Compiled matchers kept, keyed by a group's params (its version): far more than groups in use. */
-const MATCHER_CACHE_SIZE = 10_000;
-
-/** Member lists kept until any client record changes (registry version), for this many group versions. */
-const MEMBERS_CACHE_SIZE = 1_000;
 
 /** Fields that need the members computed. */
 const MEMBER_FIELDS = ['client_ids', 'num_clients', 'num_clients_connected'];
 
 /**
- * Client groups (spec 2.11, 4.11). Groups are stored in the database (the truth, shared by every node); members
- * are computed on each read from the registry's cached client records, so a client whose tags change moves in or
- * out at once. A member is any client svcd knows, connected or not (as OpenRPort: "active" = not purged).
+ * Client groups (spec 2.11, 4.11). Groups are stored in the database (the truth, shared by every node) and read
+ * on each request; their members come from the registry's cached client records through a member index that
+ * follows every record change, so a client whose tags change moves in or out at once. A member is any client
+ * svcd knows, connected or not (as OpenRPort: "active" = not purged).
  */
 export class ClientGroupsService implements GroupClassifier {
-  private readonly matchers = new BoundedMap<string, GroupMatcher>(MATCHER_CACHE_SIZE);
-  private readonly members = new BoundedMap<string, { version: number; records: ClientRecord[] }>(
-    MEMBERS_CACHE_SIZE,
-  );
+  private readonly index: GroupMemberIndex;
 
   constructor(
     private readonly repository: ClientGroupRepository,
     private readonly registry: ClientRegistry,
-  ) {}
+  ) {
+    this.index = new GroupMemberIndex(registry);
+  }
 
   async list(query: ListQuery): Promise<{ data: Partial<ClientGroup>[]; count: number }> {
     const { data, count } = await this.repository.list(query);
     const withMembers = wantsMembers(query.fields);
-    const everyone = this.everyone();
     return {
-      data: data.map((group) => pickFields(this.present(group, withMembers, everyone), query.fields)),
+      data: data.map((group) => pickFields(this.present(group, withMembers), query.fields)),
       count,
     };
   }
@@ -63,12 +56,16 @@ export class ClientGroupsService implements GroupClassifier {
   async update(id: string, body: UpdateClientGroupBody): Promise<ClientGroup> {
     if (body.id !== undefined && body.id !== id) throw groupErrors.idMismatch(id, body.id);
     const group: StoredClientGroup = { id, description: body.description, params: body.params };
+    const before = await this.repository.get(id);
     if (!(await this.repository.update(group))) throw groupErrors.notFound(id);
+    if (before) this.index.drop(before.params);
     return this.present(group, true);
   }
 
   async delete(id: string): Promise<void> {
+    const before = await this.repository.get(id);
     if (!(await this.repository.delete(id))) throw groupErrors.notFound(id);
+    if (before) this.index.drop(before.params);
   }
 
   /**
@@ -82,92 +79,69 @@ export class ClientGroupsService implements GroupClassifier {
     const found = new Set(groups.map((g) => g.id));
     const missing = wanted.find((id) => !found.has(id));
     if (missing !== undefined) throw groupErrors.notFound(missing);
-    const everyone = this.everyone();
+    const order = this.registry.idsInOrder();
     const [first] = groups;
-    if (groups.length === 1 && first) return this.memberRecords(first, everyone).map((r) => r.id);
-    // Member lists still valid are reused; the other groups are matched in one pass that stops at a client's first
-    // matching group (a per-group pass would test every client against every group).
-    const known = new Set<string>();
-    const matchers: GroupMatcher[] = [];
-    for (const group of groups) {
-      const cached = this.cachedMembers(group);
-      if (cached) for (const record of cached) known.add(record.id);
-      else matchers.push(this.matcherOf(group));
-    }
-    const ids: string[] = [];
-    for (const record of everyone()) {
-      if (known.has(record.id)) {
-        ids.push(record.id);
-        continue;
-      }
-      const view = matchView(record);
-      for (const matches of matchers) {
-        if (matches(view)) {
-          ids.push(record.id);
-          break;
-        }
-      }
-    }
-    return ids;
+    if (groups.length === 1 && first) return [...this.index.of(first.params).inOrder(order)];
+    return this.index.unionInOrder(
+      groups.map((g) => this.index.of(g.params)),
+      order,
+    );
   }
 
   /** For GET /clients: a function giving the ids of the groups a client is in, in group id order. */
   async classifier(): Promise<(record: ClientRecord) => string[]> {
     const groups = await this.repository.all();
     groups.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const matchers = groups.map((g) => ({ id: g.id, matches: this.matcherOf(g) }));
+    const members = groups.map((g) => ({ id: g.id, members: this.index.of(g.params) }));
+    let calls = 0;
+    let byClient: { version: number; groups: Map<string, string[]> } | undefined;
     return (record) => {
-      const view = matchView(record);
-      return matchers.filter((g) => g.matches(view)).map((g) => g.id);
+      // The member sets hold the registry's current records; a record read earlier is matched as it was.
+      if (this.registry.get(record.id) !== record) {
+        const view = matchView(record);
+        return members.filter((g) => g.members.matches(view)).map((g) => g.id);
+      }
+      calls += 1;
+      if (calls <= DIRECT_CLASSIFY_CALLS) {
+        return members.filter((g) => g.members.has(record.id)).map((g) => g.id);
+      }
+      // Listing many clients: one pass over the member sets, instead of every group's set for every client.
+      if (byClient?.version !== this.registry.version) {
+        byClient = { version: this.registry.version, groups: groupsByClient(members) };
+      }
+      return byClient.groups.get(record.id) ?? [];
     };
   }
 
-  private matcherOf(group: StoredClientGroup, key = JSON.stringify(group.params)): GroupMatcher {
-    let matcher = this.matchers.get(key);
-    if (!matcher) {
-      matcher = compileGroupParams(group.params);
-      this.matchers.set(key, matcher);
-    }
-    return matcher;
-  }
-
-  /** Every record in id order, read at most once per request. */
-  private everyone(): () => readonly ClientRecord[] {
-    let records: readonly ClientRecord[] | undefined;
-    return () => (records ??= this.registry.sortedById());
-  }
-
-  /** The group's member records in id order; kept until a client record changes. */
-  private memberRecords(group: StoredClientGroup, everyone = this.everyone()): ClientRecord[] {
-    const cached = this.cachedMembers(group);
-    if (cached) return cached;
-    const key = JSON.stringify(group.params);
-    const version = this.registry.version;
-    const matches = this.matcherOf(group, key);
-    const records = everyone().filter((record) => matches(matchView(record)));
-    this.members.set(key, { version, records });
-    return records;
-  }
-
-  /** The group's member list when no client record has changed since it was computed. */
-  private cachedMembers(group: StoredClientGroup): ClientRecord[] | undefined {
-    const cached = this.members.get(JSON.stringify(group.params));
-    return cached?.version === this.registry.version ? cached.records : undefined;
-  }
-
-  private present(group: StoredClientGroup, withMembers: boolean, everyone = this.everyone()): ClientGroup {
-    const records = withMembers ? this.memberRecords(group, everyone) : [];
-    let connected = 0;
-    for (const record of records) if (record.connection_state === 'connected') connected += 1;
+  private present(group: StoredClientGroup, withMembers: boolean): ClientGroup {
+    const members = withMembers ? this.index.of(group.params) : undefined;
+    // A copy: the cached list is shared.
+    const ids = members ? [...members.inOrder(this.registry.idsInOrder())] : [];
     return {
       id: group.id,
       description: group.description,
       params: group.params,
-      client_ids: records.map((r) => r.id),
-      num_clients: records.length,
-      num_clients_connected: connected,
+      client_ids: ids,
+      num_clients: ids.length,
+      num_clients_connected: members?.connected ?? 0,
     };
   }
+}
+
+/** Clients classified one by one before the classifier turns the member sets around (see `classifier`). */
+const DIRECT_CLASSIFY_CALLS = 16;
+
+/** Each member's group ids, in the groups' order (shared lists: callers only read them). */
+function groupsByClient(groups: readonly { id: string; members: GroupMembers }[]): Map<string, string[]> {
+  const byClient = new Map<string, string[]>();
+  for (const group of groups) {
+    for (const id of group.members.all()) {
+      const ids = byClient.get(id);
+      if (ids) ids.push(group.id);
+      else byClient.set(id, [group.id]);
+    }
+  }
+  return byClient;
 }
 
 const wantsMembers = (fields: readonly string[] | undefined): boolean =>

@@ -52,6 +52,19 @@ const FIELD_OF: Record<FieldKey, keyof ClientRecord> = {
 };
 const FIELD_KEYS = Object.keys(FIELD_OF) as FieldKey[];
 
+/** Every record field a matcher reads. */
+const MATCHED_FIELDS: readonly (keyof ClientRecord)[] = [...Object.values(FIELD_OF), 'labels'];
+
+/**
+ * Whether two versions of a record match the same groups because every field a matcher reads is the same value
+ * or the same array/object (records are copied with their unchanged parts, e.g. when tunnels or the connection
+ * state change). false may also mean "maybe different": the caller then matches again.
+ */
+export function sameMatchInput(a: ClientRecord, b: ClientRecord): boolean {
+  for (const field of MATCHED_FIELDS) if (a[field] !== b[field]) return false;
+  return true;
+}
+
 const lowerValues = (value: unknown): readonly string[] => {
   if (typeof value === 'string') return [value.toLowerCase()];
   if (Array.isArray(value)) return value.filter((v) => typeof v === 'string').map((v) => v.toLowerCase());

@@ -36,6 +36,17 @@ export interface ClientObserver {
   removed(id: string): void;
 }
 
+/**
+ * Told of every change of a cached record, synchronously and in order, so derived views (group members) can
+ * follow one record at a time instead of recomputing over every client. Keep it cheap: it runs on every change.
+ */
+export interface RecordWatcher {
+  /** `after` replaced `before`; `before` undefined = a new client, `after` undefined = the record was deleted. */
+  recordChanged(id: string, before: ClientRecord | undefined, after: ClientRecord | undefined): void;
+  /** Every record was reloaded from the database (start-up): rebuild from the registry. */
+  recordsReloaded(): void;
+}
+
 export interface ConnectionIdentity {
   clientAuthId: string;
   /** Masked remote address with port. */
@@ -68,6 +79,7 @@ export class ClientRegistry {
   private readonly live = new Map<string, LiveConnection>();
   private readonly writes = new KeyedQueue();
   private readonly observers: ClientObserver[] = [];
+  private readonly watchers: RecordWatcher[] = [];
   private sortedIds: string[] | undefined;
   private changes = 0;
 
@@ -85,6 +97,7 @@ export class ClientRegistry {
     this.changes += 1;
     for (const row of rows) this.records.set(row.id, fromStored(row));
     this.sortedIds = undefined;
+    for (const watcher of this.watchers) watcher.recordsReloaded();
   }
 
   /**
@@ -110,6 +123,10 @@ export class ClientRegistry {
 
   observe(observer: ClientObserver): void {
     this.observers.push(observer);
+  }
+
+  watchRecords(watcher: RecordWatcher): void {
+    this.watchers.push(watcher);
   }
 
   /** Shows the open tunnels of a connected client in its record. */
@@ -146,14 +163,22 @@ export class ClientRegistry {
     return this.live.get(id);
   }
 
-  /** Every record, ordered by id as the list grammar sorts (case-insensitive, then case-sensitive). */
-  sortedById(): ClientRecord[] {
+  /**
+   * Every client id, ordered as the list grammar sorts ids (case-insensitive, then case-sensitive). The same array
+   * is returned until a client is added or deleted, so its identity tells whether the order is still valid.
+   */
+  idsInOrder(): readonly string[] {
     this.sortedIds ??= applyListQuery(
       [...this.records.keys()].map((id) => ({ id })),
       { sort: [{ field: 'id', direction: 'asc' }], filters: [] },
     ).data.map((item) => item.id ?? '');
+    return this.sortedIds;
+  }
+
+  /** Every record, ordered by id as the list grammar sorts (case-insensitive, then case-sensitive). */
+  sortedById(): ClientRecord[] {
     const out: ClientRecord[] = [];
-    for (const id of this.sortedIds) {
+    for (const id of this.idsInOrder()) {
       const record = this.records.get(id);
       if (record) out.push(record);
     }
@@ -252,8 +277,10 @@ export class ClientRegistry {
   /** Updates the cached record only. */
   private remember(record: ClientRecord): void {
     this.changes += 1;
-    if (!this.records.has(record.id)) this.sortedIds = undefined;
+    const before = this.records.get(record.id);
+    if (!before) this.sortedIds = undefined;
     this.records.set(record.id, record);
+    for (const watcher of this.watchers) watcher.recordChanged(record.id, before, record);
   }
 
   private put(record: ClientRecord): void {
@@ -268,8 +295,10 @@ export class ClientRegistry {
 
   private forget(id: string): void {
     this.changes += 1;
+    const before = this.records.get(id);
     this.records.delete(id);
     this.sortedIds = undefined;
+    for (const watcher of this.watchers) watcher.recordChanged(id, before, undefined);
     for (const observer of this.observers) observer.removed(id);
   }
 }
