@@ -7,6 +7,7 @@ export {
   parseTomlConfig,
   loadTomlConfig,
   dropToleratedKeys,
+  readErrorReason,
   type ConfigLoadOptions,
   type ToleratedKeys,
 } from './config-loader.js';
@@ -19,3 +20,5 @@ export { splice, type SpliceChannel } from './splice.js';
 export * from './fs.js';
 export { webSocketByteStream } from './ws-byte-stream.js';
 export * from './job-frames.js';
+export { readPemFile, type PemKind } from './pem-file.js';
+export { EXIT_CONFIG, EXIT_USAGE, exitCodeOf } from './exit-codes.js';
