@@ -28,7 +28,19 @@ export async function makeTestCertificates(dir: string, name = 'test'): Promise<
   };
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   const caSubject = `/CN=${name} test CA`;
-  await openssl(['req', '-x509', ...ec, '-keyout', files.caKey, '-out', files.caCert, '-days', '1', '-subj', caSubject]);
+  await openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    files.caKey,
+    '-out',
+    files.caCert,
+    '-days',
+    '1',
+    '-subj',
+    caSubject,
+  ]);
   await openssl(['req', ...ec, '-keyout', files.serverKey, '-out', files.csr, '-subj', '/CN=localhost']);
   await writeFile(files.ext, 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
   await openssl([
@@ -55,6 +67,8 @@ async function openssl(args: string[]): Promise<void> {
   try {
     await run('openssl', args);
   } catch (err) {
-    throw new Error(`openssl ${args[0] ?? ''} failed (the TLS tests need the openssl command): ${String(err)}`);
+    throw new Error(
+      `openssl ${args[0] ?? ''} failed (the TLS tests need the openssl command): ${String(err)}`,
+    );
   }
 }

@@ -37,6 +37,17 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * One unusable setting found when it is used rather than when the file is parsed (a certificate or CA file that
+ * is missing or broken). Its message is the problem alone, one line naming the setting.
+ */
+export class SettingError extends ConfigError {
+  constructor(problem: string) {
+    super([problem]);
+    this.message = problem;
+  }
+}
+
 const TYPE_NAMES: Record<string, string> = {
   number: 'a number',
   int: 'an integer',

@@ -1,6 +1,7 @@
 export { parseDuration, formatDuration, durationSchema } from './duration.js';
 export {
   ConfigError,
+  SettingError,
   configErrorMap,
   formatZodIssues,
   validateConfig,

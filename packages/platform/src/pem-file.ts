@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError, readErrorReason } from './config-loader.js';
+import { SettingError, readErrorReason } from './config-loader.js';
 
 export type PemKind = 'certificate' | 'private key';
 
@@ -17,9 +17,9 @@ export async function readPemFile(path: string, setting: string, kind: PemKind):
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ConfigError([`${setting}: cannot read ${path}: ${readErrorReason(error)}`]);
+    throw new SettingError(`${setting}: cannot read ${path}: ${readErrorReason(error)}`);
   }
   if (!PEM_LABEL[kind].test(text))
-    throw new ConfigError([`${setting}: ${path} holds no PEM ${kind} (-----BEGIN ... -----)`]);
+    throw new SettingError(`${setting}: ${path} holds no PEM ${kind} (-----BEGIN ... -----)`);
   return text;
 }

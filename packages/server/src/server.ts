@@ -317,7 +317,12 @@ export async function startServer(
 /** What the start-up line says about a listener's TLS; the certificate's end shows when renewal is due. */
 function tlsLogFields(tls: ListenerTls | undefined): Record<string, unknown> {
   if (!tls) return { tls: false };
-  return { tls: true, tls_min: tls.minVersion, cert_subject: tls.subject, cert_valid_to: tls.validTo.toISOString() };
+  return {
+    tls: true,
+    tls_min: tls.minVersion,
+    cert_subject: tls.subject,
+    cert_valid_to: tls.validTo.toISOString(),
+  };
 }
 
 /** A kill -9 during a write of the user or credential file leaves a side file; it goes at the next start. */

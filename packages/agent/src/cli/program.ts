@@ -63,7 +63,7 @@ export function buildProgram(action: (commandLine: CommandLine) => Promise<void>
     )
     .option(
       '--tls-ca <file>',
-      'PEM file of the CA(s) that signed svcd\'s TLS certificate, trusted instead of the system\'s CAs ' +
+      "PEM file of the CA(s) that signed svcd's TLS certificate, trusted instead of the system's CAs " +
         '(for https:// server addresses; the --fingerprint check still applies)',
     )
     .option(

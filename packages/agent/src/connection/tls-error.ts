@@ -39,7 +39,10 @@ export function classifyTlsError(
     );
   }
   if (OUT_OF_DATE.has(code))
-    return new LinkError('tls', `svcd's TLS certificate at ${url} is out of date (${what}): renew it on svcd`);
+    return new LinkError(
+      'tls',
+      `svcd's TLS certificate at ${url} is out of date (${what}): renew it on svcd`,
+    );
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
     return new LinkError(
       'tls',

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureVersion } from 'node:tls';
-import { ConfigError, readPemFile } from '@svc/platform';
+import { SettingError, readPemFile } from '@svc/platform';
 
 /** Certificate, key and oldest protocol version of a listener that speaks TLS. */
 export interface ListenerTls {
@@ -40,19 +40,25 @@ export async function loadListenerTls(
   try {
     leaf = new X509Certificate(cert);
   } catch (err) {
-    throw new ConfigError([`${names.cert}: ${files.certFile} is not a valid certificate: ${messageOf(err)}`]);
+    throw new SettingError(`${names.cert}: ${files.certFile} is not a valid certificate: ${messageOf(err)}`);
   }
   try {
     createSecureContext({ cert, key, minVersion });
   } catch (err) {
     const message = messageOf(err);
     if (/key values mismatch/i.test(message))
-      throw new ConfigError([
+      throw new SettingError(
         `${names.key}: ${files.keyFile} is not the private key of the certificate in ${files.certFile} (${names.cert})`,
-      ]);
-    throw new ConfigError([`${names.cert} / ${names.key}: cannot use them for TLS: ${message}`]);
+      );
+    throw new SettingError(`${names.cert} / ${names.key}: cannot use them for TLS: ${message}`);
   }
-  return { cert, key, minVersion, subject: leaf.subject.replace(/\n/g, ', '), validTo: new Date(leaf.validTo) };
+  return {
+    cert,
+    key,
+    minVersion,
+    subject: leaf.subject.replace(/\n/g, ', '),
+    validTo: new Date(leaf.validTo),
+  };
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));

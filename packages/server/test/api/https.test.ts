@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ConfigError } from '@svc/platform';
+import { ConfigError, SettingError } from '@svc/platform';
 import { basicHeader } from '../../../../test-support/api-client.js';
 import { makeTestCertificates, type TestCertificates } from '../../../../test-support/certificates.js';
 import { ADMIN, startTestServer, type TestServer } from '../../../../test-support/server.js';
@@ -35,7 +35,11 @@ interface Reply {
 }
 
 /** GET over HTTPS trusting only the test CA (or what `tls` says). */
-function httpsGet(url: string, headers: Record<string, string>, tls: RequestOptions = { ca }): Promise<Reply> {
+function httpsGet(
+  url: string,
+  headers: Record<string, string>,
+  tls: RequestOptions = { ca },
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(url, { headers, ...tls }, (res) => {
       const protocol = (res.socket as TLSSocket).getProtocol() ?? '';
@@ -150,7 +154,10 @@ describe('TLS settings', () => {
 
   test('relative certificate paths are taken from the config file folder', () => {
     const config = resolveConfigPaths(
-      parse(['cert_file = "tls/api.crt"', 'key_file = "tls/api.key"'], ['tls_cert = "a.crt"', 'tls_key = "a.key"']),
+      parse(
+        ['cert_file = "tls/api.crt"', 'key_file = "tls/api.key"'],
+        ['tls_cert = "a.crt"', 'tls_key = "a.key"'],
+      ),
       '/etc/svcd/svcd.conf',
     );
     expect(config.api.cert_file).toBe('/etc/svcd/tls/api.crt');
@@ -174,7 +181,7 @@ describe('a certificate that cannot be used stops the start with a message namin
   test('a missing certificate file', async () => {
     const missing = join(dir, 'nope.crt');
     await expect(start({ cert_file: missing, key_file: certs.serverKey })).rejects.toThrow(
-      new ConfigError([`[api] cert_file: cannot read ${missing}: the file does not exist`]),
+      new SettingError(`[api] cert_file: cannot read ${missing}: the file does not exist`),
     );
   });
 
