@@ -126,7 +126,7 @@ async function waitForAccept(port: number, child: Managed): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // Sink
 
-async function startSink(): Promise<{ child: Managed; port: number }> {
+export async function startSink(): Promise<{ child: Managed; port: number }> {
   const child = startChild('sink', process.execPath, ['--import', 'tsx', SINK_SCRIPT], { cwd: HERE });
   return { child, port: await readPrintedPort(child, STARTUP_TIMEOUT_MS) };
 }
@@ -232,7 +232,7 @@ interface PathResult {
  * Measures RUNS transfers each way; with `processes`, also reports their CPU seconds per GiB moved (each with its
  * descendants: sshd's per-connection child does OpenSSH's server-side work).
  */
-async function measure(path: string, port: number, processes: Managed[] = []): Promise<PathResult> {
+export async function measure(path: string, port: number, processes: Managed[] = []): Promise<PathResult> {
   const runs: Record<Direction, number[]> = { upload: [], download: [] };
   for (const direction of (['upload', 'download'] as const).filter((d) => DIRECTIONS.has(d))) {
     const before = processes.map((p) => processTreeCpuTimes(p.proc.pid));
@@ -262,9 +262,11 @@ async function measure(path: string, port: number, processes: Managed[] = []): P
 
 const tomlString = (value: string) => JSON.stringify(value);
 
-async function startSvcdTunnel(
+/** With `tls` the agent link runs over wss ([server] tls_cert; the agent trusts `ca` with --tls-ca). */
+export async function startSvcdTunnel(
   workDir: string,
   sinkPort: number,
+  tls?: { cert: string; key: string; ca: string },
 ): Promise<{ port: number; processes: Managed[] }> {
   for (const file of [SVCD_MAIN, SVC_MAIN]) {
     if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
@@ -278,6 +280,7 @@ async function startSvcdTunnel(
     `auth = ${tomlString(`${CLIENT_AUTH.id}:${CLIENT_AUTH.password}`)}`,
     'client_login_wait = 0',
     `used_ports = [${tomlString(String(tunnelPort))}]`,
+    ...(tls ? [`tls_cert = ${tomlString(tls.cert)}`, `tls_key = ${tomlString(tls.key)}`] : []),
     '[api]',
     `address = ${tomlString(`${HOST}:${apiPort}`)}`,
     `auth = ${tomlString(`${API_USER.name}:${API_USER.password}`)}`,
@@ -321,7 +324,8 @@ async function startSvcdTunnel(
       join(workDir, 'svc-data'),
       '--log-level',
       'warn',
-      `http://${HOST}:${agentPort}`,
+      ...(tls ? ['--tls-ca', tls.ca] : []),
+      `${tls ? 'https' : 'http'}://${HOST}:${agentPort}`,
     ],
     { cwd: workDir },
   );
@@ -544,17 +548,20 @@ function report(results: PathResult[]): boolean {
   return allPass;
 }
 
-let exitCode = 0;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void stopAllChildren().finally(() => process.exit(130));
-  });
+// tls.bench.ts imports the tunnel paths from here; only `npm run bench:tunnel` runs this benchmark.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  let exitCode = 0;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void stopAllChildren().finally(() => process.exit(130));
+    });
+  }
+  try {
+    const pass = await main();
+    if (!pass && STRICT) exitCode = 1;
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    exitCode = 1;
+  }
+  process.exit(exitCode);
 }
-try {
-  const pass = await main();
-  if (!pass && STRICT) exitCode = 1;
-} catch (err) {
-  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  exitCode = 1;
-}
-process.exit(exitCode);

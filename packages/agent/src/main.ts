@@ -1,7 +1,9 @@
 import v8 from 'node:v8';
 import { CommanderError } from 'commander';
+import { EXIT_CONFIG, EXIT_USAGE, exitCodeOf } from '@svc/platform';
 import { buildProgram } from './cli/program.js';
 import { runAgent } from './cli/run.js';
+import { UsageError } from './config/settings.js';
 
 // A tunnel allocates ~1 GB/s of Buffers. V8 frees young ones on a helper thread and counts their memory as
 // released only when that thread is done; on a busy machine it lags, the count passes V8's external-memory limit
@@ -13,13 +15,14 @@ Buffer.poolSize = 0;
 
 const program = buildProgram((commandLine) =>
   runAgent(commandLine, { auth: process.env.SVC_AUTH, cwd: process.cwd() }),
-);
+).exitOverride();
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CommanderError) process.exit(err.exitCode);
+  // Commander has printed its message; 64 (usage), like 78 (config), tells systemd a restart will not help.
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
   // UsageError, ConfigError and start-up failures carry a message meant for the person at the keyboard.
   process.stderr.write(`svc: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  process.exit(err instanceof UsageError ? EXIT_CONFIG : exitCodeOf(err));
 }

@@ -43,6 +43,7 @@ describe('defaults', () => {
       tags: [],
       labels: {},
       fingerprint: undefined,
+      tlsCaFile: undefined,
       dataDir: '/work/svc-data',
       tunnelAllowed: [],
       keepaliveIntervalMs: 20_000,
@@ -118,6 +119,7 @@ log_file = "logs/svc.log"
       tags: ['t1', 't2'],
       labels: { env: 'test', team: 'ops' },
       fingerprint: 'aa:bb',
+      tlsCaFile: undefined,
       dataDir: '/work/conf/state',
       tunnelAllowed: ['127.0.0.1', ':22'],
       keepaliveIntervalMs: 30_000,
@@ -151,6 +153,25 @@ log_file = "logs/svc.log"
       dataDir: '/work/mine',
       logLevel: 'debug',
     });
+  });
+});
+
+describe('--tls-ca and [client] tls_ca', () => {
+  const toml = '[client]\nserver = "https://svcd.example.com:8080"\nauth = "a:b"\ntls_ca = "tls/ca.pem"\n';
+  test('the file value is taken from the file folder; the flag from the working directory and wins', () => {
+    expect(settings({ serverArg: undefined, toml }).tlsCaFile).toEqual({
+      path: '/work/conf/tls/ca.pem',
+      setting: '[client] tls_ca',
+    });
+    expect(settings({ serverArg: undefined, toml, flags: { tlsCa: 'ca.pem' } }).tlsCaFile).toEqual({
+      path: '/work/ca.pem',
+      setting: '--tls-ca',
+    });
+  });
+  test('a CA with a plain ws:// server is refused: it would never be used', () => {
+    expect(problemsOf(() => settings({ flags: { auth: 'a:b', tlsCa: 'ca.pem' } }))).toBe(
+      '--tls-ca: a CA is only used for TLS; give the server address as https://host:port (it is ws://svcd:8080/)',
+    );
   });
 });
 
@@ -241,6 +262,22 @@ describe('settingsFrom reads the file named by -c', () => {
     );
     expect(message).toMatch(/cannot read config file .*nope\.conf: the file does not exist/);
   });
+});
+
+test('svc.example.conf documents every key of the schema', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(new URL('../svc.example.conf', import.meta.url), 'utf8');
+  const missing: string[] = [];
+  for (const [section, schema] of Object.entries(agentConfigSchema.shape)) {
+    if (!text.includes(`\n[${section}]\n`)) missing.push(`[${section}]`);
+    const inner = schema.unwrap();
+    if (!('shape' in inner)) continue; // [interpreter-aliases]: free keys
+    for (const key of Object.keys(inner.shape))
+      // A doc line ("## ...") right above the key, or above a short group of keys it documents together.
+      if (!new RegExp(`^## .*\\n(?:#.*\\n){0,3}#${key} = `, 'm').test(text))
+        missing.push(`[${section}] ${key}`);
+  }
+  expect(missing).toEqual([]);
 });
 
 test('svc.example.conf parses with every key uncommented', async () => {

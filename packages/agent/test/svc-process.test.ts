@@ -42,20 +42,20 @@ test('--help exits 0 and lists the flags', async () => {
     expect(help).toContain(flag);
 });
 
-test('missing credentials and a malformed --auth exit 1 with a message', async () => {
+test('missing credentials and a malformed --auth exit 78 (configuration) with a message', async () => {
   const missing = svc(['127.0.0.1:1']);
-  expect((await missing.exited).code).toBe(1);
+  expect((await missing.exited).code).toBe(78);
   expect(missing.stderr).toMatch(/^svc: no credentials: pass --auth/);
   const malformed = svc(['--auth', 'client1', '127.0.0.1:1']);
-  expect((await malformed.exited).code).toBe(1);
+  expect((await malformed.exited).code).toBe(78);
   expect(malformed.stderr).toMatch(/^svc: --auth: must be <client-auth-id>:<password>/);
 });
 
-test('a config file error exits 1 naming the key', async () => {
+test('a config file error exits 78 naming the key', async () => {
   const path = join(dir, 'bad.conf');
   await writeFile(path, '[client]\nserver = "http://h:1"\nauth = "a:b"\n[connection]\nkeepalive = "1s"\n');
   const proc = svc(['-c', path]);
-  expect((await proc.exited).code).toBe(1);
+  expect((await proc.exited).code).toBe(78);
   expect(proc.stderr).toContain('[connection] keepalive: unknown key');
 });
 

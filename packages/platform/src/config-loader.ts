@@ -37,6 +37,17 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * One unusable setting found when it is used rather than when the file is parsed (a certificate or CA file that
+ * is missing or broken). Its message is the problem alone, one line naming the setting.
+ */
+export class SettingError extends ConfigError {
+  constructor(problem: string) {
+    super([problem]);
+    this.message = problem;
+  }
+}
+
 const TYPE_NAMES: Record<string, string> = {
   number: 'a number',
   int: 'an integer',
@@ -194,6 +205,12 @@ const READ_ERRORS: Record<string, string> = {
   EISDIR: 'it is a directory, not a file',
 };
 
+/** Why a file could not be read, in words ("the file does not exist", "permission denied", ...). */
+export function readErrorReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  return READ_ERRORS[code] ?? (error as Error).message;
+}
+
 /** Reads a TOML file and validates it against a zod schema; throws ConfigError listing every problem. */
 export function loadTomlConfig<S extends z.ZodType>(
   filePath: string,
@@ -204,9 +221,7 @@ export function loadTomlConfig<S extends z.ZodType>(
   try {
     text = readFileSync(filePath, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? '';
-    const reason = READ_ERRORS[code] ?? (error as Error).message;
-    throw new ConfigError([`cannot read config file ${filePath}: ${reason}`], filePath);
+    throw new ConfigError([`cannot read config file ${filePath}: ${readErrorReason(error)}`], filePath);
   }
   return parseTomlConfig(text, schema, { ...options, source: filePath });
 }

@@ -1,12 +1,14 @@
 export { parseDuration, formatDuration, durationSchema } from './duration.js';
 export {
   ConfigError,
+  SettingError,
   configErrorMap,
   formatZodIssues,
   validateConfig,
   parseTomlConfig,
   loadTomlConfig,
   dropToleratedKeys,
+  readErrorReason,
   type ConfigLoadOptions,
   type ToleratedKeys,
 } from './config-loader.js';
@@ -19,3 +21,5 @@ export { splice, type SpliceChannel } from './splice.js';
 export * from './fs.js';
 export { webSocketByteStream } from './ws-byte-stream.js';
 export * from './job-frames.js';
+export { readPemFile, type PemKind } from './pem-file.js';
+export { EXIT_CONFIG, EXIT_USAGE, exitCodeOf } from './exit-codes.js';

@@ -1,5 +1,5 @@
-import { Argument, Command } from 'commander';
-import { ConfigError } from '@svc/platform';
+import { Argument, Command, CommanderError } from 'commander';
+import { ConfigError, EXIT_USAGE, exitCodeOf } from '@svc/platform';
 import { renderExampleConfig } from './config/example.js';
 import { describeAddressChanges, prepareQuickstart, quickstartBanner } from './cli/quickstart.js';
 import { readPassword } from './cli/password-prompt.js';
@@ -12,10 +12,13 @@ import { SVCD_VERSION } from './version.js';
 // (idle-clients bench). Without the pool each small Buffer gets its own memory; the tunnel bench shows no cost.
 Buffer.poolSize = 0;
 
+/** One message on stderr (the journal under systemd) and an exit code saying whether a restart can help. */
 function fail(err: unknown): never {
+  // Commander has printed its own message (or the help / version, exit code 0).
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
   const message = err instanceof ConfigError || err instanceof Error ? err.message : String(err);
   process.stderr.write(`svcd: ${message}\n`);
-  process.exit(1);
+  process.exit(exitCodeOf(err));
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -25,6 +28,8 @@ const program = new Command('svcd')
   .version(SVCD_VERSION, '-v, --version', 'print the version and exit')
   .option('-c, --config <file>', 'TOML configuration file (see svcd.example.conf or `svcd example-config`)')
   .showHelpAfterError()
+  // Command-line errors reach fail(), which exits 64 (usage) so that systemd does not restart on them.
+  .exitOverride()
   // Options after a subcommand belong to it (`svcd user add -c FILE`), not to svcd itself.
   .enablePositionalOptions()
   .action(async (opts: { config?: string }) => {

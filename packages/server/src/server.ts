@@ -40,6 +40,7 @@ import { createBcryptHasher } from './infra/bcrypt-hasher.js';
 import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-dir.js';
 import { createJwtSigner } from './infra/jwt-signer.js';
 import { removeInterruptedWrites } from './infra/json-file.js';
+import { loadListenerTls, type ListenerTls } from './infra/listener-tls.js';
 import { openDatabase, type Database } from './storage/database.js';
 import { SqlClientGroupRepository } from './storage/client-group-repository.js';
 import { SqlClientRepository } from './storage/client-repository.js';
@@ -107,6 +108,17 @@ export async function startServer(
   options: ServerOptions = {},
 ): Promise<RunningServer> {
   const dataDir = config.server.data_dir;
+  // Certificate problems stop the start before anything is opened.
+  const agentTls = await loadListenerTls(
+    { certFile: config.server.tls_cert, keyFile: config.server.tls_key, min: config.server.tls_min },
+    { cert: '[server] tls_cert', key: '[server] tls_key' },
+  );
+  const apiTls = config.api.address
+    ? await loadListenerTls(
+        { certFile: config.api.cert_file, keyFile: config.api.key_file, min: config.api.tls_min },
+        { cert: '[api] cert_file', key: '[api] key_file' },
+      )
+    : undefined;
   await ensureDataDir(dataDir);
   await cleanInterruptedWrites([config.api.auth_file, config.server.auth_file], logger);
   const hostKey = await loadHostKey(config.server.key_seed, dataDir);
@@ -177,6 +189,7 @@ export async function startServer(
       maxConcurrentHandshakes: config.server.max_concurrent_ssh_handshakes,
       upgradeTimeoutMs: config.server.upgrade_timeout,
       maxConnections: config.server.max_connections,
+      tls: agentTls,
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
       jobOutput: jobWatch,
@@ -184,9 +197,16 @@ export async function startServer(
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
     const clientHost = splitHostPort(config.server.address).host;
-    const connectUrls = config.server.url ?? [publicUrl('http', clientHost, opened.clients.port, hostname())];
+    const connectUrls = config.server.url ?? [
+      publicUrl(agentTls ? 'https' : 'http', clientHost, opened.clients.port, hostname()),
+    ];
     logger.info(
-      { address: config.server.address, port: opened.clients.port, fingerprint: hostKey.fingerprint },
+      {
+        address: config.server.address,
+        port: opened.clients.port,
+        fingerprint: hostKey.fingerprint,
+        ...tlsLogFields(agentTls),
+      },
       'client listener started',
     );
 
@@ -269,14 +289,18 @@ export async function startServer(
           idleTimeoutMs: config.api.idle_timeout,
           maxConnections: config.api.max_connections,
         },
+        tls: apiTls,
       });
       opened.api = api;
       const { host, port } = splitHostPort(config.api.address);
       await api.listen({ host, port });
       const bound = api.server.address();
       const boundPort = typeof bound === 'object' && bound ? bound.port : port;
-      apiUrl = `${publicUrl('http', host, boundPort, hostname())}/api/v1`;
-      logger.info({ url: apiUrl, user_store: users.kind, database: database.engine }, 'API listening');
+      apiUrl = `${publicUrl(apiTls ? 'https' : 'http', host, boundPort, hostname())}/api/v1`;
+      logger.info(
+        { url: apiUrl, user_store: users.kind, database: database.engine, ...tlsLogFields(apiTls) },
+        'API listening',
+      );
     } else {
       logger.info('API disabled: set [api] address to enable it');
     }
@@ -349,6 +373,17 @@ function delegatedAuth(
       userHeader: api.user_header,
       login: new DelegatedLogin(users, hasher, settings),
     },
+  };
+}
+
+/** What the start-up line says about a listener's TLS; the certificate's end shows when renewal is due. */
+function tlsLogFields(tls: ListenerTls | undefined): Record<string, unknown> {
+  if (!tls) return { tls: false };
+  return {
+    tls: true,
+    tls_min: tls.minVersion,
+    cert_subject: tls.subject,
+    cert_valid_to: tls.validTo.toISOString(),
   };
 }
 

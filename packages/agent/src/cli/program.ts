@@ -21,6 +21,7 @@ config file to change or switch that off.
 Examples:
   svc --auth client1:secret http://svcd.example.com:8080
   svc --auth client1:secret --fingerprint 5d:b3:ee:37 --tag web --label env:prod svcd.example.com:8080
+  svc --auth client1:secret --fingerprint 5d:b3:ee:37 --tls-ca /etc/svc/ca.pem https://svcd.example.com:8080
   SVC_AUTH=client1:secret svc -c /etc/svc/svc.conf
 
 See ${EXAMPLE_CONFIG} for every config-file key.`;
@@ -59,6 +60,11 @@ export function buildProgram(action: (commandLine: CommandLine) => Promise<void>
       '--fingerprint <md5>',
       "svcd's host key fingerprint (MD5 colon hex, as GET /status shows it) or its start; " +
         'connections to any other key are refused. Without it any key is accepted and a warning is logged',
+    )
+    .option(
+      '--tls-ca <file>',
+      "PEM file of the CA(s) that signed svcd's TLS certificate, trusted instead of the system's CAs " +
+        '(for https:// server addresses; the --fingerprint check still applies)',
     )
     .option(
       '--data-dir <dir>',

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { createLogger, onShutdown } from '@svc/platform';
+import { createLogger, onShutdown, readPemFile } from '@svc/platform';
 import { loadOrCreateClientId } from '../config/client-id.js';
 import { loadAgentConfig } from '../config/schema.js';
 import { resolveSettings, type AgentSettings } from '../config/settings.js';
@@ -22,6 +22,12 @@ export function settingsFrom(commandLine: CommandLine, env: Environment): AgentS
 /** Runs the agent until SIGTERM/SIGINT, which close the link and exit 0. */
 export async function runAgent(commandLine: CommandLine, env: Environment): Promise<void> {
   const settings = settingsFrom(commandLine, env);
+  const { tlsCaFile } = settings;
+  // A missing or unreadable CA file stops the start (exit 78) before anything connects.
+  const tlsCa = tlsCaFile && {
+    ...tlsCaFile,
+    pem: await readPemFile(tlsCaFile.path, tlsCaFile.setting, 'certificate'),
+  };
   const logger = createLogger({ name: 'svc', level: settings.logLevel, file: settings.logFile });
   if (process.getuid?.() === 0) logger.warn('svc is running as root; an unprivileged user is enough');
   const clientId = settings.clientId ?? (await loadOrCreateClientId(settings.dataDir));
@@ -32,12 +38,13 @@ export async function runAgent(commandLine: CommandLine, env: Environment): Prom
       name: settings.name,
       credentials_from: settings.credentialsSource,
       auth_id: settings.credentials.id,
+      tls_ca: tlsCaFile?.path ?? (settings.serverUrl.startsWith('wss:') ? 'system' : undefined),
       remote_commands: settings.exec.commandsEnabled,
       remote_scripts: settings.exec.commandsEnabled && settings.exec.scriptsEnabled,
     },
     'svc starting',
   );
-  const agent = new Agent({ ...settings, clientId }, { logger });
+  const agent = new Agent({ ...settings, clientId, tlsCa }, { logger });
   onShutdown(
     async () => {
       await agent.stop();

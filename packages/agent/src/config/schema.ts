@@ -44,6 +44,7 @@ const clientSection = z.strictObject({
     })
     .default({}),
   fingerprint: parsedString(parseFingerprint).optional(),
+  tls_ca: z.string().min(1).optional(),
   data_dir: z.string().min(1).optional(),
   tunnel_allowed: z.array(parsedString(validAllowEntry)).default([]),
 });

@@ -15,6 +15,7 @@ export interface CliFlags {
   tag?: string[];
   label?: string[];
   fingerprint?: string;
+  tlsCa?: string;
   dataDir?: string;
   logLevel?: AgentLogLevel;
 }
@@ -44,6 +45,8 @@ export interface AgentSettings {
   labels: Record<string, string>;
   /** Lower-case MD5 colon hex (or its start) that svcd's host key must match; undefined = accept any. */
   fingerprint: string | undefined;
+  /** PEM file of the CAs trusted for wss:// instead of the system's, and the setting that named it. */
+  tlsCaFile: { path: string; setting: '--tls-ca' | '[client] tls_ca' } | undefined;
   dataDir: string;
   tunnelAllowed: string[];
   keepaliveIntervalMs: number;
@@ -111,9 +114,20 @@ export function resolveSettings(input: SettingsInput): AgentSettings {
   const fingerprint =
     fpFlag !== undefined ? check('--fingerprint', () => parseFingerprint(fpFlag)) : client?.fingerprint;
 
+  const fileDir = file ? dirname(resolve(input.cwd, file.path)) : input.cwd;
+  const tlsCaFile =
+    flags.tlsCa !== undefined
+      ? { path: resolve(input.cwd, flags.tlsCa), setting: '--tls-ca' as const }
+      : client?.tls_ca !== undefined
+        ? { path: resolve(fileDir, client.tls_ca), setting: '[client] tls_ca' as const }
+        : undefined;
+  if (tlsCaFile && serverUrl?.startsWith('ws:'))
+    problems.push(
+      `${tlsCaFile.setting}: a CA is only used for TLS; give the server address as https://host:port ` +
+        `(it is ${serverUrl})`,
+    );
   if (problems.length > 0 || serverUrl === undefined || credentials === undefined)
     throw new UsageError(problems);
-  const fileDir = file ? dirname(resolve(input.cwd, file.path)) : input.cwd;
   const logFile = file?.config.logging.log_file;
   return {
     serverUrl,
@@ -124,6 +138,7 @@ export function resolveSettings(input: SettingsInput): AgentSettings {
     tags: tags ?? [],
     labels: labels ?? {},
     fingerprint,
+    tlsCaFile,
     dataDir:
       flags.dataDir !== undefined
         ? resolve(input.cwd, flags.dataDir)

@@ -23,6 +23,8 @@ export interface AgentOptions {
   tags: string[];
   labels: Record<string, string>;
   fingerprint: string | undefined;
+  /** `--tls-ca` / `[client] tls_ca`, read; undefined = the system's CAs. */
+  tlsCa?: LinkOptions['tlsCa'];
   tunnelAllowed: string[];
   keepaliveIntervalMs: number;
   maxRetryIntervalMs: number;
@@ -137,13 +139,14 @@ export class Agent {
   }
 
   private async connectOnce(): Promise<Attempt> {
-    const { serverUrl, credentials, fingerprint } = this.options;
+    const { serverUrl, credentials, fingerprint, tlsCa } = this.options;
     let link: Link;
     try {
       link = await (this.deps.openLink ?? openLink)({
         url: serverUrl,
         credentials,
         fingerprint,
+        tlsCa,
         signal: this.abort.signal,
         ...(this.deps.handshakeTimeoutMs ? { handshakeTimeoutMs: this.deps.handshakeTimeoutMs } : {}),
       });

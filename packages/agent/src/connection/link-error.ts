@@ -1,8 +1,9 @@
 /**
- * Why a link could not be opened. `fingerprint` and `auth` are configuration problems that a quick retry does
- * not fix; `unreachable` covers network, HTTP and handshake failures; `aborted` means the agent is stopping.
+ * Why a link could not be opened. `fingerprint`, `auth` and `tls` (certificate not trusted, no TLS on the
+ * server) are configuration problems that a quick retry does not fix; `unreachable` covers network, HTTP and
+ * handshake failures; `aborted` means the agent is stopping.
  */
-export type LinkFailure = 'unreachable' | 'fingerprint' | 'auth' | 'protocol' | 'aborted';
+export type LinkFailure = 'unreachable' | 'fingerprint' | 'auth' | 'tls' | 'protocol' | 'aborted';
 
 export class LinkError extends Error {
   override readonly name = 'LinkError';

@@ -7,6 +7,7 @@ import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
 import { LinkError, classifySshError } from './link-error.js';
+import { classifyTlsError, plainLinkHint } from './tls-error.js';
 
 export interface LinkOptions {
   /** ws:// or wss:// URL of svcd's agent listener. */
@@ -14,6 +15,11 @@ export interface LinkOptions {
   credentials: Credentials;
   /** Expected fingerprint or its start; undefined accepts any host key. */
   fingerprint: string | undefined;
+  /**
+   * PEM certificates trusted for a wss:// URL instead of the system's CAs (`--tls-ca`); `source` names the file
+   * and setting in messages. The SSH host key is checked against `fingerprint` either way.
+   */
+  tlsCa?: { pem: string; path: string; setting: string } | undefined;
   /** Limit for the WebSocket upgrade and, separately, for the SSH handshake including authentication. */
   handshakeTimeoutMs?: number;
   signal?: AbortSignal;
@@ -42,7 +48,13 @@ export function openLink(options: LinkOptions): Promise<Link> {
   const { url, credentials, fingerprint: expected, signal } = options;
   return new Promise<Link>((resolve, reject) => {
     if (signal?.aborted) return reject(new LinkError('aborted', 'the agent is stopping'));
-    const ws = new WebSocket(url, WS_SUBPROTOCOL, { perMessageDeflate: false, handshakeTimeout: timeout });
+    const { tlsCa } = options;
+    const ws = new WebSocket(url, WS_SUBPROTOCOL, {
+      perMessageDeflate: false,
+      handshakeTimeout: timeout,
+      ...(tlsCa ? { ca: tlsCa.pem } : {}),
+    });
+    const trust = tlsCa ? { kind: 'file' as const, ...tlsCa } : { kind: 'system' as const };
     const ssh = new ssh2.Client();
     let settled = false;
     let actual: string | undefined;
@@ -67,7 +79,13 @@ export function openLink(options: LinkOptions): Promise<Link> {
 
     ws.on('error', (err) => {
       lastError = err.message;
-      fail(new LinkError('unreachable', `cannot open a WebSocket to ${url}: ${err.message}`));
+      fail(
+        classifyTlsError(err, url, trust) ??
+          new LinkError(
+            'unreachable',
+            `cannot open a WebSocket to ${url}: ${err.message}${plainLinkHint(err, url)}`,
+          ),
+      );
     });
     ws.once('open', () => {
       const sock: Duplex = webSocketByteStream(ws);

@@ -8,8 +8,19 @@ export function resolveConfigPaths(config: SvcdConfig, configPath: string): Svcd
   const dataDir = resolve(base, config.server.data_dir);
   return {
     ...config,
-    server: { ...config.server, data_dir: dataDir, auth_file: abs(config.server.auth_file) },
-    api: { ...config.api, auth_file: abs(config.api.auth_file) },
+    server: {
+      ...config.server,
+      data_dir: dataDir,
+      auth_file: abs(config.server.auth_file),
+      tls_cert: abs(config.server.tls_cert),
+      tls_key: abs(config.server.tls_key),
+    },
+    api: {
+      ...config.api,
+      auth_file: abs(config.api.auth_file),
+      cert_file: abs(config.api.cert_file),
+      key_file: abs(config.api.key_file),
+    },
     database:
       config.database.db_type === 'sqlite'
         ? { ...config.database, db_name: resolve(dataDir, config.database.db_name || 'svcd.db') }

@@ -36,7 +36,13 @@ export async function runServer(config: SvcdConfig): Promise<RunningServer> {
     logger.info('stopped');
   });
   started.server = await startServer(config, logger).catch((err: unknown) => {
-    throw explainStartError(err, config);
+    const explained = explainStartError(err, config);
+    // Also in [logging] log_file; main writes the same message to stderr and exits non-zero.
+    logger.error(
+      { reason: explained instanceof Error ? explained.message : String(explained) },
+      'start failed',
+    );
+    throw explained;
   });
   return started.server;
 }

@@ -97,6 +97,12 @@ const listenerTimeout = durationSchema.refine(
   'must be between 100ms and 1h',
 );
 
+/** `1.2` or `1.3`, written as a string or a TOML number; the output is always the string. */
+const tlsVersion = z.preprocess(
+  (value) => (typeof value === 'number' ? String(value) : value),
+  z.enum(['1.2', '1.3'], { error: 'expected "1.2" or "1.3"' }),
+);
+
 // ---- cross-field rules --------------------------------------------------------------------------------
 
 type Section = Record<string, unknown>;
@@ -127,7 +133,14 @@ const NEEDS_USER_STORE: { key: string; enabled: (api: Section) => boolean; featu
   { key: 'totp_enabled', enabled: (api) => api.totp_enabled === true, feature: 'authenticator-app login' },
 ];
 
+/** A certificate needs its key and a key its certificate. */
+function pairRule(section: Section, report: Report, cert: string, key: string): void {
+  if (isSet(section[cert]) && !isSet(section[key])) report(key, `required when ${cert} is set`);
+  if (isSet(section[key]) && !isSet(section[cert])) report(cert, `required when ${key} is set`);
+}
+
 function serverRules(server: Section, report: Report): void {
+  pairRule(server, report, 'tls_cert', 'tls_key');
   const stores = presentKeys(server, CLIENT_STORES);
   if (stores.length > 1) {
     report(
@@ -138,6 +151,7 @@ function serverRules(server: Section, report: Report): void {
 }
 
 function apiRules(api: Section, report: Report): void {
+  pairRule(api, report, 'cert_file', 'key_file');
   // Node refuses a header timeout longer than the whole-request timeout.
   if (
     typeof api.read_timeout === 'number' &&
@@ -332,6 +346,20 @@ const serverSection = z
         'Open connections on the agent listener at most, connected agents included; more are closed at once. ' +
           '0 = no limit: an svcd serves 10,000+ agents, so raise the open-file limit (ulimit -n) instead.',
       ),
+    tls_cert: path
+      .optional()
+      .describe(
+        'PEM certificate (chain) for the agent listener: agents then connect with wss:// (https:// in svc). ' +
+          'Needs tls_key.',
+      )
+      .meta({ example: '/etc/svcd/tls/agents.crt' }),
+    tls_key: path
+      .optional()
+      .describe('PEM private key of tls_cert.')
+      .meta({ example: '/etc/svcd/tls/agents.key' }),
+    tls_min: tlsVersion
+      .default('1.3')
+      .describe('Oldest TLS version the agent listener accepts with tls_cert: "1.2" or "1.3".'),
   })
   .superRefine(...sectionRules(serverRules))
   .describe('Agent listener and client credentials.');
@@ -404,6 +432,20 @@ const apiSection = z
           'scripts, a few dozen connections at a time; 512 keeps it from taking the open-file limit ' +
           '(often 1024) that agents, tunnels and the database need.',
       ),
+    cert_file: path
+      .optional()
+      .describe(
+        'PEM certificate (chain) to serve the API over HTTPS, and /ws/* over wss. Needs key_file; ' +
+          'without both the API speaks plain HTTP.',
+      )
+      .meta({ example: '/etc/svcd/tls/api.crt' }),
+    key_file: path
+      .optional()
+      .describe('PEM private key of cert_file.')
+      .meta({ example: '/etc/svcd/tls/api.key' }),
+    tls_min: tlsVersion
+      .default('1.3')
+      .describe('Oldest TLS version the API accepts with cert_file: "1.2" or "1.3".'),
     max_token_lifetime: durationSchema
       .refine((ms) => ms > 0, 'must be longer than 0')
       .prefault('90d')

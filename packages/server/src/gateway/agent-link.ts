@@ -7,6 +7,7 @@ import type { JobResultSink } from '../core/jobs/ports.js';
 import { startClientListener } from './client-listener.js';
 import { HandshakeLimiter } from './handshake-limiter.js';
 import type { HostKey } from './host-key.js';
+import type { ListenerTls } from '../infra/listener-tls.js';
 import { SshGateway } from './ssh-gateway.js';
 
 /** Limits that are not configuration keys; tests and benchmarks may change them. */
@@ -45,6 +46,8 @@ export interface AgentLinkOptions {
   upgradeTimeoutMs: number;
   /** `[server] max_connections`; 0 = no limit. */
   maxConnections: number;
+  /** `[server] tls_cert`, `tls_key`, `tls_min`: agents connect with wss; plain ws when undefined. */
+  tls?: ListenerTls | undefined;
   serverVersion: string;
   /** Where the agents' job results are stored. */
   jobResults?: JobResultSink;
@@ -92,6 +95,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     maxPayloadBytes: tuning.maxPayloadBytes,
     upgradeTimeoutMs: options.upgradeTimeoutMs,
     maxConnections: options.maxConnections,
+    tls: options.tls,
     onAgent: (stream, remote, release) => gateway.accept(stream, remote, release),
     log,
   });

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -6,7 +6,9 @@ import { ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
 import { formatDuration, webSocketByteStream, type Logger } from '@svc/platform';
 import { answerClientError, type ClientError } from '../http/malformed-request.js';
 import { answerOnSocket, rawErrorOf, sendError, type RawError } from '../http/raw-reply.js';
-import { capConnections, listenerServerOptions } from '../http/server-limits.js';
+import { createListenerServer } from '../http/listener-server.js';
+import { capConnections } from '../http/server-limits.js';
+import type { ListenerTls } from '../infra/listener-tls.js';
 import { splitHostPort } from '../infra/address.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import { RefusalLog } from './refusal-log.js';
@@ -26,6 +28,8 @@ export interface ClientListenerOptions {
   upgradeTimeoutMs: number;
   /** `[server] max_connections`; 0 = no limit. */
   maxConnections: number;
+  /** Certificate and key: agents connect with wss. */
+  tls?: ListenerTls | undefined;
   /**
    * Takes an admitted agent: the WebSocket as a byte stream, the peer's address and the release of its handshake
    * slot (also released when the socket closes). Returns false to refuse the connection.
@@ -109,14 +113,16 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     };
     refuse(socket, req.socket.remoteAddress, error);
   });
-  const server: Server = createServer(
-    // The whole upgrade request must arrive within the timeout; upgraded connections are no longer timed.
-    listenerServerOptions({
+  const server: Server = createListenerServer(
+    // The whole upgrade request (and the TLS handshake before it) must arrive within the timeout; upgraded
+    // connections are no longer timed.
+    {
       headerTimeoutMs: upgradeTimeoutMs,
       requestTimeoutMs: upgradeTimeoutMs,
       idleTimeoutMs: upgradeTimeoutMs,
       maxConnections: options.maxConnections,
-    }),
+    },
+    options.tls,
     (req, res) => {
       refusals.refused(req.socket.remoteAddress, UPGRADE_REQUIRED);
       sendError(res, UPGRADE_REQUIRED);
@@ -128,6 +134,10 @@ export async function startClientListener(options: ClientListenerOptions): Promi
   server.on('clientError', (err: ClientError, socket: Duplex & { remoteAddress?: string }) => {
     const answered = answerClientError(err, socket, timeoutHint);
     if (answered) refusals.refused(socket.remoteAddress, rawErrorOf(answered));
+  });
+  // E.g. an agent configured with http:// on this TLS port, or one that does not trust the certificate.
+  server.on('tlsClientError', (err: Error & { code?: string }, socket: { remoteAddress?: string }) => {
+    log.debug({ ip: socket.remoteAddress, cause: err.code ?? err.message }, 'agent TLS handshake failed');
   });
   capConnections(server, options.maxConnections, () => refusals.overCap(options.maxConnections));
 

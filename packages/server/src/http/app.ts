@@ -24,7 +24,9 @@ import {
   requireHostHeader,
 } from './listener-guards.js';
 import { RouteMethods } from './route-methods.js';
-import { listenerServerOptions, type ListenerLimits } from './server-limits.js';
+import { createListenerServer } from './listener-server.js';
+import type { ListenerLimits } from './server-limits.js';
+import type { ListenerTls } from '../infra/listener-tls.js';
 import { clientGroupRoutes } from './routes/client-groups.js';
 import { clientsAuthRoutes } from './routes/clients-auth.js';
 import { clientRoutes } from './routes/clients.js';
@@ -69,6 +71,8 @@ export interface ApiDeps {
   maxRequestBytes: number;
   /** `[api] read_header_timeout`, `read_timeout`, `idle_timeout`, `max_connections`. */
   limits: ListenerLimits;
+  /** `[api] cert_file`, `key_file`, `tls_min`: HTTPS (and wss for /ws/*); plain HTTP when undefined. */
+  tls?: ListenerTls | undefined;
 }
 
 export const API_PREFIX = '/api/v1';
@@ -84,7 +88,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     onConstructorPoisoning: 'error',
     // Fastify's own 503 has its own shape; refuseWhileClosing answers with ours.
     return503OnClosing: false,
-    http: listenerServerOptions(limits),
+    serverFactory: (handler) => createListenerServer(limits, deps.tls, handler),
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.idleTimeoutMs,
     clientErrorHandler: apiClientErrorHandler(limits, deps.logger),
@@ -93,6 +97,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     },
   });
   limitConnections(app, limits.maxConnections);
+  // A failed TLS handshake (wrong protocol, certificate refused by the peer, too slow) never reaches Fastify.
+  app.server.on('tlsClientError', (err: Error & { code?: string }, socket: { remoteAddress?: string }) => {
+    deps.logger.debug({ ip: socket.remoteAddress, cause: err.code ?? err.message }, 'TLS handshake failed');
+  });
   refuseWhileClosing(app);
   requireHostHeader(app);
   if (deps.logRequests) registerRequestLogging(app);

@@ -36,6 +36,7 @@ describe('good configs', () => {
         check_port_timeout: 2000,
         upgrade_timeout: 10_000,
         max_connections: 0,
+        tls_min: '1.3',
       },
       api: {
         address: '',
@@ -47,6 +48,7 @@ describe('good configs', () => {
         read_timeout: 30_000,
         idle_timeout: 60_000,
         max_connections: 512,
+        tls_min: '1.3',
         max_token_lifetime: 90 * 86_400_000,
         enable_ws_test_endpoints: false,
         two_fa_token_ttl_seconds: 600,
