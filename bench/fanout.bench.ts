@@ -75,9 +75,13 @@ interface FanoutRun {
   postMs: number;
   /** From sending the POST to the last ACK a simulated agent received (svcd stores before it acks). */
   lastAckMs: number;
+  /** From sending the POST to the last `job.run` a simulated agent received: how long dispatching took. */
+  lastJobRunMs: number;
   polls: number;
   rssEndKiB: number;
   cpuMs: number;
+  /** CPU time of all simulator workers during the job. */
+  simulatorCpuMs: number;
   counts: StatusCounts;
 }
 
@@ -113,6 +117,7 @@ async function fanout(
 ): Promise<FanoutRun> {
   const ackedBefore = fleet.stats().resultsStored;
   const cpuBefore = svcd.cpuMs();
+  const simulatorCpuBefore = fleet.cpuMs();
   const startedAt = Date.now();
   const started = performance.now();
   const post = await api.post('/commands', {
@@ -134,6 +139,7 @@ async function fanout(
       const elapsed = performance.now() - started;
       const rssEndKiB = svcd.rssKiB();
       const cpuMs = svcd.cpuMs() - cpuBefore;
+      const simulatorCpuMs = fleet.cpuMs() - simulatorCpuBefore;
       if (counts.successful !== ids.length)
         throw new Error(`job ${jid}: not every child succeeded: ${JSON.stringify(counts)}`);
       const acked = await waitAcked(fleet, ackedBefore + ids.length);
@@ -141,9 +147,11 @@ async function fanout(
         ms: elapsed,
         postMs: post.ms,
         lastAckMs: acked.lastResultAt - startedAt,
+        lastJobRunMs: acked.lastJobAt - startedAt,
         polls,
         rssEndKiB,
         cpuMs,
+        simulatorCpuMs,
         counts,
       };
     }
@@ -201,8 +209,8 @@ async function main(): Promise<boolean> {
     const run = await fanout(api, svcd, fleet, ids);
     runs.push(run);
     progress(
-      `job ${i + 1}/${RUNS}: ${ms(run.ms)} (last ACK ${ms(run.lastAckMs)}, POST ${ms(run.postMs)}, ` +
-        `svcd CPU ${ms(run.cpuMs)}, RSS ${mib(run.rssEndKiB)})`,
+      `job ${i + 1}/${RUNS}: ${ms(run.ms)} (last job.run ${ms(run.lastJobRunMs)}, last ACK ${ms(run.lastAckMs)}, POST ${ms(run.postMs)}, ` +
+        `svcd CPU ${ms(run.cpuMs)}, simulators' CPU ${ms(run.simulatorCpuMs)}, RSS ${mib(run.rssEndKiB)})`,
     );
   }
   const fanoutMedian = median(runs.map((r) => r.ms));
@@ -210,6 +218,7 @@ async function main(): Promise<boolean> {
   const rssAfterSamples = await sampleRss(svcd, SETTLE_SECONDS);
   const rssAfter = median(rssAfterSamples.slice(-SETTLED_SAMPLES));
   const rssEndMax = Math.max(...runs.map((r) => r.rssEndKiB));
+  if (process.env["FANOUT_TAIL"]) process.stderr.write(svcd.child?.tail() ?? "");
   const final = fleet.stats();
   fleet.check();
 
@@ -254,11 +263,13 @@ async function main(): Promise<boolean> {
           `fan-out POST → all stored, median / min / max of ${RUNS}`,
           [fanoutMedian, ...[Math.min, Math.max].map((f) => f(...runs.map((r) => r.ms)))].map(ms).join(' / '),
         ],
+        ['fan-out POST → last job.run at an agent, median', ms(median(runs.map((r) => r.lastJobRunMs)))],
         ['fan-out POST → last ACK at an agent, median', ms(median(runs.map((r) => r.lastAckMs)))],
         ['POST /commands alone, median', ms(median(runs.map((r) => r.postMs)))],
         ['warm-up job (not counted)', ms(warmup.ms)],
         [`status polls per job (every ${POLL_MS} ms), median`, String(median(runs.map((r) => r.polls)))],
         ['svcd CPU per job, median', ms(median(runs.map((r) => r.cpuMs)))],
+        ['simulators\' CPU per job (all workers), median', ms(median(runs.map((r) => r.simulatorCpuMs)))],
         ['svcd RSS idle (all connected, before any job)', mib(rssIdle)],
         ['svcd RSS at the end of a job, max', mib(rssEndMax)],
         [`svcd RSS settled (median of the last 5 of ${SETTLE_SECONDS} s)`, mib(rssAfter)],

@@ -70,6 +70,8 @@ export interface SimulatorStats {
   resultsNotStored: number;
   /** Date.now() when svcd's last ACK of a result came in (0 = none). */
   lastResultAt: number;
+  /** Date.now() when the last `job.run` came in (0 = none). */
+  lastJobAt: number;
 }
 
 /** The outcome of one ping round over every connected link (LoadSimulator.pingRound). */
@@ -104,6 +106,7 @@ export const emptyStats = (): SimulatorStats => ({
   resultsStored: 0,
   resultsNotStored: 0,
   lastResultAt: 0,
+  lastJobAt: 0,
 });
 
 type AgentState = 'notStarted' | 'handshaking' | 'connected' | 'backingOff';
@@ -390,6 +393,7 @@ export class LoadSimulator {
 
   jobRun(): void {
     this.stats.jobsRun += 1;
+    this.stats.lastJobAt = Date.now();
   }
 
   resultSent(stored: boolean): void {

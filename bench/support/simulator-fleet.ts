@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { children, startChild, type Managed } from './child-processes.js';
+import { processCpuMs } from './proc-stats.js';
 import { emptyStats, type PingRound, type SimulatorStats } from './load-simulator.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -120,6 +121,7 @@ export class SimulatorFleet {
         sum.failures[cause] = (sum.failures[cause] ?? 0) + n;
       sum.lastConnectAt = Math.max(sum.lastConnectAt, s.lastConnectAt);
       sum.lastResultAt = Math.max(sum.lastResultAt, s.lastResultAt);
+      sum.lastJobAt = Math.max(sum.lastJobAt, s.lastJobAt);
       sum.maxFailStreak = Math.max(sum.maxFailStreak, s.maxFailStreak);
       sum.maxDelayMs = Math.max(sum.maxDelayMs, s.maxDelayMs);
       // The mark as the latest worker got it; drops as the earliest and the latest over all workers.
@@ -173,6 +175,11 @@ export class SimulatorFleet {
       if (Date.now() > deadline) throw new Error(`ping round ${round} did not finish within ${timeoutMs} ms`);
       await sleep(5);
     }
+  }
+
+  /** CPU time (user + system) the workers have used so far, in ms. */
+  cpuMs(): number {
+    return this.workers.reduce((sum, worker) => sum + (processCpuMs(worker.proc.pid) ?? 0), 0);
   }
 
   /** Throws when a worker has died. */
