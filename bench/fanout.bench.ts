@@ -181,7 +181,8 @@ async function main(): Promise<boolean> {
   );
   await waitListed(api, CLIENTS);
   const ids = await connectedIds(api);
-  if (ids.length !== CLIENTS) throw new Error(`svcd lists ${ids.length} connected clients, expected ${CLIENTS}`);
+  if (ids.length !== CLIENTS)
+    throw new Error(`svcd lists ${ids.length} connected clients, expected ${CLIENTS}`);
   progress(`all ${CLIENTS} connected in ${((performance.now() - connectStart) / 1000).toFixed(1)} s`);
 
   // The reference: one warm-up round, then RUNS measured ones.
@@ -218,7 +219,6 @@ async function main(): Promise<boolean> {
   const rssAfterSamples = await sampleRss(svcd, SETTLE_SECONDS);
   const rssAfter = median(rssAfterSamples.slice(-SETTLED_SAMPLES));
   const rssEndMax = Math.max(...runs.map((r) => r.rssEndKiB));
-  if (process.env["FANOUT_TAIL"]) process.stderr.write(svcd.child?.tail() ?? "");
   const final = fleet.stats();
   fleet.check();
 
@@ -269,11 +269,14 @@ async function main(): Promise<boolean> {
         ['warm-up job (not counted)', ms(warmup.ms)],
         [`status polls per job (every ${POLL_MS} ms), median`, String(median(runs.map((r) => r.polls)))],
         ['svcd CPU per job, median', ms(median(runs.map((r) => r.cpuMs)))],
-        ['simulators\' CPU per job (all workers), median', ms(median(runs.map((r) => r.simulatorCpuMs)))],
+        ["simulators' CPU per job (all workers), median", ms(median(runs.map((r) => r.simulatorCpuMs)))],
         ['svcd RSS idle (all connected, before any job)', mib(rssIdle)],
         ['svcd RSS at the end of a job, max', mib(rssEndMax)],
         [`svcd RSS settled (median of the last 5 of ${SETTLE_SECONDS} s)`, mib(rssAfter)],
-        ['results acknowledged / not stored at the agents', `${final.resultsStored} / ${final.resultsNotStored}`],
+        [
+          'results acknowledged / not stored at the agents',
+          `${final.resultsStored} / ${final.resultsNotStored}`,
+        ],
         ['links lost during the run (should be 0)', String(final.disconnects)],
       ],
     ),

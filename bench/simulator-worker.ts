@@ -73,7 +73,9 @@ process.on('SIGUSR2', () => {
 async function pingRound(round: number, startAt: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
   const result = await simulator.pingRound(PING_ROUND_TIMEOUT_MS);
-  process.stdout.write(`${JSON.stringify({ type: 'ping-round', worker: config.worker, round, ...result })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ type: 'ping-round', worker: config.worker, round, ...result })}\n`,
+  );
 }
 
 if (process.stdin.readable)

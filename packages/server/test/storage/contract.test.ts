@@ -665,7 +665,15 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         failed: 0,
         unknown: 0,
       });
-      const statuses = ['running', 'running', 'running', 'successful', 'successful', 'failed', 'unknown'] as const;
+      const statuses = [
+        'running',
+        'running',
+        'running',
+        'successful',
+        'successful',
+        'failed',
+        'unknown',
+      ] as const;
       await jobs.insertMany(
         statuses.map((status, i) => ({ ...child(300 + i, counted.jid, `client-${i}`), status })),
       );
