@@ -1,12 +1,15 @@
 /**
  * Child process of the load benchmarks: holds N simulated svc agents (bench/support/load-simulator.ts) and prints
  * their counts as JSON lines on stdout: `{"type":"stats","worker":0,"connected":..,...}` every 250 ms while
- * something changes, at least every 2 s. SIGUSR2 sets the mark (see LoadSimulator.mark). Stops on SIGTERM/SIGINT,
- * or by itself when its parent is gone.
+ * something changes, at least every 2 s. SIGUSR2 sets the mark (see LoadSimulator.mark). A line
+ * `{"type":"ping-round","round":n,"startAt":ms}` on stdin runs one ping round (LoadSimulator.pingRound) at the wall
+ * clock time startAt and answers `{"type":"ping-round","worker":w,"round":n,"sent":..,"replied":..,"failed":..,
+ * "finishedAt":ms}` on stdout. Stops on SIGTERM/SIGINT, or by itself when its parent is gone.
  *
  *   node --import tsx bench/simulator-worker.ts '{"worker":0,"url":"ws://127.0.0.1:8080","authId":"..",
  *     "password":"..","fingerprint":"..","idPrefix":"sim-0-","count":2500,"startConcurrency":8}'
  */
+import { createInterface } from 'node:readline';
 import { LoadSimulator, type SimulatorOptions } from './support/load-simulator.js';
 
 interface WorkerConfig extends SimulatorOptions {
@@ -14,6 +17,7 @@ interface WorkerConfig extends SimulatorOptions {
 }
 
 const REPORT_MS = 250;
+const PING_ROUND_TIMEOUT_MS = 60_000;
 const HEARTBEAT_MS = 2_000;
 
 function parseConfig(text: string | undefined): WorkerConfig {
@@ -64,6 +68,22 @@ process.on('SIGUSR2', () => {
   simulator.mark();
   report(true);
 });
+
+/** Runs a ping round at the common start time the bench chose, so that every worker starts together. */
+async function pingRound(round: number, startAt: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+  const result = await simulator.pingRound(PING_ROUND_TIMEOUT_MS);
+  process.stdout.write(
+    `${JSON.stringify({ type: 'ping-round', worker: config.worker, round, ...result })}\n`,
+  );
+}
+
+if (process.stdin.readable)
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const command = JSON.parse(line) as { type?: string; round?: number; startAt?: number };
+    if (command.type === 'ping-round' && Number.isInteger(command.round) && Number.isFinite(command.startAt))
+      void pingRound(command.round as number, command.startAt as number);
+  });
 
 report(true);
 await simulator.start();

@@ -2,14 +2,18 @@
  * Many simulated svc agents in one process. Each one behaves like packages/agent/src/connection/agent.ts: the same
  * link (openLink: WebSocket → SSH password login → control subsystem), hello with a session id that is random per
  * agent and kept across reconnects, pings every min(20 s, server's interval), and after any failure or lost link a
- * retry with the agent's Backoff (full jitter, 1 s .. 5 min, reset after an accepted hello).
+ * retry with the agent's Backoff (full jitter, 1 s .. 5 min, reset after an accepted hello). `job.run` is answered
+ * with a built-in no-op that starts no process: reply `{pid: 0, started_at}` at once, then the agent's own
+ * output sender delivers an empty successful result on its own output channel and waits for svcd's ACK.
  */
 import { randomUUID } from 'node:crypto';
 import { openLink, type Link } from '../../packages/agent/src/connection/ssh-link.js';
+import { JobOutput } from '../../packages/agent/src/exec/job-output.js';
+import { sendJobOutput } from '../../packages/agent/src/exec/output-sender.js';
 import { SVC_VERSION } from '../../packages/agent/src/version.js';
 import { Backoff } from '../../packages/platform/src/backoff.js';
 import { ControlError, ControlPeer } from '../../packages/platform/src/control-peer.js';
-import type { Hello } from '../../packages/protocol/src/index.js';
+import type { Hello, JobRun, JobRunReply } from '../../packages/protocol/src/index.js';
 import { TEST_FACTS } from '../../test-support/facts.js';
 import { simulatedAttributes } from './simulated-attributes.js';
 
@@ -59,6 +63,25 @@ export interface SimulatorStats {
   /** Date.now() of the first and the last lost link after the mark (0 = none). */
   firstDropAfterMark: number;
   lastDropAfterMark: number;
+  /** `job.run` requests answered (no-op jobs started). */
+  jobsRun: number;
+  /** Results svcd acknowledged (JOB_OUTPUT_ACK), and results whose channel closed without it. */
+  resultsStored: number;
+  resultsNotStored: number;
+  /** Date.now() when svcd's last ACK of a result came in (0 = none). */
+  lastResultAt: number;
+  /** Date.now() when the last `job.run` came in (0 = none). */
+  lastJobAt: number;
+}
+
+/** The outcome of one ping round over every connected link (LoadSimulator.pingRound). */
+export interface PingRound {
+  /** Pings sent (one per connected link), answered, and failed (error reply, timeout, link lost). */
+  sent: number;
+  replied: number;
+  failed: number;
+  /** Date.now() when the last reply came in. */
+  finishedAt: number;
 }
 
 /** All counters at zero. */
@@ -79,6 +102,11 @@ export const emptyStats = (): SimulatorStats => ({
   connectedSinceMark: 0,
   firstDropAfterMark: 0,
   lastDropAfterMark: 0,
+  jobsRun: 0,
+  resultsStored: 0,
+  resultsNotStored: 0,
+  lastResultAt: 0,
+  lastJobAt: 0,
 });
 
 type AgentState = 'notStarted' | 'handshaking' | 'connected' | 'backingOff';
@@ -102,6 +130,8 @@ class SimulatedAgent {
   connectedAt = 0;
   private readonly backoff: Backoff;
   private link: Link | undefined;
+  /** The control peer of the current link while the hello is accepted. */
+  peer: ControlPeer | undefined;
   private settled: (() => void) | undefined;
 
   constructor(
@@ -175,6 +205,7 @@ class SimulatedAgent {
     const ended = new Promise<void>((resolve) => (markEnded = resolve));
     const peer = new ControlPeer(link.control, { side: 'agent', onProtocolError: () => markEnded() });
     peer.on('ping', () => ({}));
+    peer.on('job.run', (job) => this.runNoop(link, job));
     link.control.once('end', () => markEnded());
     link.control.once('close', () => markEnded());
     const hello: Hello = {
@@ -197,16 +228,35 @@ class SimulatedAgent {
     this.backoff.reset();
     this.connectedAt = Date.now();
     this.setState('connected');
+    this.peer = peer;
     this.fleet.connected();
     this.attemptSettled();
     const pinger = this.startPinging(peer, keepaliveMs, markEnded);
     await Promise.race([ended, link.closed]);
+    this.peer = undefined;
     clearTimeout(pinger.timer);
     peer.close();
     // As svc does: svcd went silent or dropped us, so cut the socket instead of waiting for a polite close.
     link.destroy();
     this.fleet.disconnected();
     return undefined;
+  }
+
+  /**
+   * The built-in no-op job: nothing runs, the result (no output, exit 0) is complete at once and goes out as
+   * JobExecutor.run sends a real one: offered on an output channel of this link right after the reply is
+   * returned. Unlike the agent it is not kept for a replay if the link drops before svcd's ACK.
+   */
+  private runNoop(link: Link, job: JobRun): JobRunReply {
+    const now = new Date().toISOString();
+    const output = new JobOutput(job.jid, 0);
+    output.finish({ status: 'successful', exit_code: 0, finished_at: now, error: '' });
+    this.fleet.jobRun();
+    void sendJobOutput(link.ssh, output, false).then(
+      (outcome) => this.fleet.resultSent(outcome === 'stored'),
+      () => this.fleet.resultSent(false),
+    );
+    return { pid: 0, started_at: now };
   }
 
   /** Pings every `ms`, never overlapping; silence (not an error reply) ends the session. */
@@ -274,6 +324,25 @@ export class LoadSimulator {
     await Promise.race([Promise.all(this.runs), new Promise((r) => setTimeout(r, 3000).unref())]);
   }
 
+  /**
+   * One raw request/reply round: a `ping` on every connected link at once (in one synchronous loop); resolves
+   * when every reply (or failure) is in, with Date.now() of the last one.
+   */
+  async pingRound(timeoutMs: number): Promise<PingRound> {
+    const peers = this.agents.flatMap((agent) => (agent.peer && !agent.peer.isClosed ? [agent.peer] : []));
+    let replied = 0;
+    let failed = 0;
+    await Promise.all(
+      peers.map((peer) =>
+        peer.request('ping', {}, timeoutMs).then(
+          () => void (replied += 1),
+          () => void (failed += 1),
+        ),
+      ),
+    );
+    return { sent: peers.length, replied, failed, finishedAt: Date.now() };
+  }
+
   /** Remembers now as the mark: connectedSinceMark counts only links accepted from now on. */
   mark(): void {
     this.stats.markAt = Date.now();
@@ -320,6 +389,17 @@ export class LoadSimulator {
     this.stats.failures[cause] = (this.stats.failures[cause] ?? 0) + 1;
     agent.failStreak += 1;
     this.stats.maxFailStreak = Math.max(this.stats.maxFailStreak, agent.failStreak);
+  }
+
+  jobRun(): void {
+    this.stats.jobsRun += 1;
+    this.stats.lastJobAt = Date.now();
+  }
+
+  resultSent(stored: boolean): void {
+    if (!stored) return void (this.stats.resultsNotStored += 1);
+    this.stats.resultsStored += 1;
+    this.stats.lastResultAt = Date.now();
   }
 
   delayDrawn(ms: number): void {

@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { children, startChild, type Managed } from './child-processes.js';
-import { emptyStats, type SimulatorStats } from './load-simulator.js';
+import { processCpuMs } from './proc-stats.js';
+import { emptyStats, type PingRound, type SimulatorStats } from './load-simulator.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORKER_SCRIPT = join(HERE, '..', 'simulator-worker.ts');
@@ -33,9 +34,23 @@ export interface FleetStats extends SimulatorStats {
 
 type WorkerStats = SimulatorStats & { rssKiB: number };
 
+/** A ping round over the whole fleet: every worker started it at `startAt` (Date.now() scale). */
+export interface FleetPingRound {
+  sent: number;
+  replied: number;
+  failed: number;
+  /** From the common start to the last reply of the slowest worker. */
+  ms: number;
+}
+
+/** How long before the common start of a ping round the workers are told (so that all of them have it). */
+const ROUND_LEAD_MS = 100;
+
 export class SimulatorFleet {
   private readonly workers: Managed[] = [];
   private readonly latest = new Map<number, WorkerStats>();
+  private readonly roundReports: (PingRound & { round: number })[] = [];
+  private rounds = 0;
 
   constructor(private readonly options: FleetOptions) {}
 
@@ -59,14 +74,16 @@ export class SimulatorFleet {
         `simulator ${w}`,
         process.execPath,
         ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)],
-        { cwd: join(HERE, '..') },
+        { cwd: join(HERE, '..'), stdin: true },
       );
       const lines = createInterface({ input: child.proc.stdout! });
       lines.on('line', (line) => {
         try {
-          const parsed = JSON.parse(line) as WorkerStats & { type?: string; worker?: number };
+          const parsed = JSON.parse(line) as WorkerStats &
+            PingRound & { type?: string; worker?: number; round: number };
           if (parsed.type === 'stats' && typeof parsed.worker === 'number')
             this.latest.set(parsed.worker, parsed);
+          if (parsed.type === 'ping-round') this.roundReports.push(parsed);
         } catch {
           // not a stats line: kept in the child's output tail
         }
@@ -95,11 +112,16 @@ export class SimulatorFleet {
         'connects',
         'disconnects',
         'connectedSinceMark',
+        'jobsRun',
+        'resultsStored',
+        'resultsNotStored',
       ] as const)
         sum[key] += s[key];
       for (const [cause, n] of Object.entries(s.failures))
         sum.failures[cause] = (sum.failures[cause] ?? 0) + n;
       sum.lastConnectAt = Math.max(sum.lastConnectAt, s.lastConnectAt);
+      sum.lastResultAt = Math.max(sum.lastResultAt, s.lastResultAt);
+      sum.lastJobAt = Math.max(sum.lastJobAt, s.lastJobAt);
       sum.maxFailStreak = Math.max(sum.maxFailStreak, s.maxFailStreak);
       sum.maxDelayMs = Math.max(sum.maxDelayMs, s.maxDelayMs);
       // The mark as the latest worker got it; drops as the earliest and the latest over all workers.
@@ -126,6 +148,38 @@ export class SimulatorFleet {
       await sleep(20);
     }
     return asked;
+  }
+
+  /**
+   * One raw request/reply round over every connected link of every worker: each worker sends a `ping` on all its
+   * links at one common wall-clock start and reports when its last reply came in; the round lasts from that
+   * start to the latest report (same machine, same clock).
+   */
+  async pingRound(timeoutMs = 120_000): Promise<FleetPingRound> {
+    const round = ++this.rounds;
+    const startAt = Date.now() + ROUND_LEAD_MS;
+    const command = `${JSON.stringify({ type: 'ping-round', round, startAt })}\n`;
+    for (const worker of this.workers) worker.proc.stdin?.write(command);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reports = this.roundReports.filter((r) => r.round === round);
+      if (reports.length === this.workers.length) {
+        return {
+          sent: reports.reduce((n, r) => n + r.sent, 0),
+          replied: reports.reduce((n, r) => n + r.replied, 0),
+          failed: reports.reduce((n, r) => n + r.failed, 0),
+          ms: Math.max(...reports.map((r) => r.finishedAt)) - startAt,
+        };
+      }
+      this.check();
+      if (Date.now() > deadline) throw new Error(`ping round ${round} did not finish within ${timeoutMs} ms`);
+      await sleep(5);
+    }
+  }
+
+  /** CPU time (user + system) the workers have used so far, in ms. */
+  cpuMs(): number {
+    return this.workers.reduce((sum, worker) => sum + (processCpuMs(worker.proc.pid) ?? 0), 0);
   }
 
   /** Throws when a worker has died. */

@@ -1,5 +1,12 @@
 import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
-import type { FinishedJob, JobOutcome, JobRepository, StartedJob } from '../core/jobs/ports.js';
+import {
+  noJobs,
+  type FinishedJob,
+  type JobOutcome,
+  type JobRepository,
+  type JobStatusCounts,
+  type StartedJob,
+} from '../core/jobs/ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
@@ -110,6 +117,20 @@ export class SqlJobRepository implements JobRepository {
         .orderBy('client_id')
         .execute();
       return rows.map(toJob);
+    });
+  }
+
+  countByMultiJob(multiJobId: string): Promise<JobStatusCounts> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select(['status', (eb) => eb.fn.countAll().as('n')])
+        .where('multi_job_id', '=', multiJobId)
+        .groupBy('status')
+        .execute();
+      const counts = noJobs();
+      for (const row of rows) if (row.status in counts) counts[row.status as Job['status']] = Number(row.n);
+      return counts;
     });
   }
 

@@ -310,6 +310,38 @@ describe('commands and scripts on many clients', () => {
     expect(children['old-box'].error).toBe('client is not connected');
   });
 
+  test('GET /commands/{jid} counts the children by status in meta.jobs, also without reading them', async () => {
+    resetAgents();
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    for (const a of agents)
+      a.behaviour = () => ({
+        result: released.then(() =>
+          a === web1 ? { end: { status: 'failed' as const, exit_code: 1, error: 'exit status 1' } } : {},
+        ),
+      });
+    const res = await post('/commands', {
+      command: '/usr/bin/uptime',
+      client_ids: ['web-1', 'web-2', 'db-1', 'old-box'],
+      execute_concurrently: true,
+    });
+    const jid: string = res.json.data.jid;
+    await waitFor(() => runCount() === 3, 5000, 'three job.run requests');
+    const countOnly = await t.api.get(`/commands/${jid}?fields[commands]=jid`, { auth: AUTH });
+    expect(countOnly.status).toBe(200);
+    expect(countOnly.json).toEqual({
+      data: { jid },
+      meta: { jobs: { running: 3, successful: 0, failed: 1, unknown: 0 } },
+    });
+    release();
+    const job = await finished(jid, 4);
+    const full = await t.api.get(`/commands/${jid}`, { auth: AUTH });
+    expect(full.json.data).toEqual(job);
+    expect(full.json.meta).toEqual({ jobs: { running: 0, successful: 2, failed: 2, unknown: 0 } });
+    const counted = await t.api.get(`/commands/${jid}?fields[commands]=jid,command`, { auth: AUTH });
+    expect(counted.json).toEqual({ data: { jid, command: '/usr/bin/uptime' }, meta: full.json.meta });
+  });
+
   test('scripts on many clients: POST /scripts and the unversioned /api/scripts', async () => {
     resetAgents();
     const script = '#!/bin/sh\necho ✓\n';

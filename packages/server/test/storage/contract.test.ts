@@ -657,6 +657,46 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await jobs.getById(children[3]!.jid)).toEqual(children[3]);
     });
 
+    it('counts the children of a multi-client job by status', async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const jobs = new SqlJobRepository(database);
+      const counted = multiJob(3);
+      const other = multiJob(4);
+      await repo.insert(counted);
+      await repo.insert(other);
+      expect(await jobs.countByMultiJob(counted.jid)).toEqual({
+        running: 0,
+        successful: 0,
+        failed: 0,
+        unknown: 0,
+      });
+      const statuses = [
+        'running',
+        'running',
+        'running',
+        'successful',
+        'successful',
+        'failed',
+        'unknown',
+      ] as const;
+      await jobs.insertMany(
+        statuses.map((status, i) => ({ ...child(300 + i, counted.jid, `client-${i}`), status })),
+      );
+      await jobs.insertMany([child(400, other.jid, 'client-0')]);
+      expect(await jobs.countByMultiJob(counted.jid)).toEqual({
+        running: 3,
+        successful: 2,
+        failed: 1,
+        unknown: 1,
+      });
+      expect(await jobs.countByMultiJob(other.jid)).toEqual({
+        running: 0,
+        successful: 0,
+        failed: 1,
+        unknown: 0,
+      });
+    });
+
     it('lists multi-client jobs with the list grammar, newest first by default', async () => {
       const repo = new SqlMultiJobRepository(database);
       const a = multiJob(11, { created_by: 'bob' });

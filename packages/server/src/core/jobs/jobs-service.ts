@@ -16,8 +16,10 @@ import {
   type RawJobResult,
 } from './ports.js';
 
-/** Writes sharing one transaction, at most: big output makes a bigger batch pointless. */
+/** Results sharing one transaction, at most: big output makes a bigger batch pointless. */
 const MAX_WRITES_PER_BATCH = 64;
+/** Start records (pid and time, a few bytes each) sharing one transaction, at most: a whole fan-out window. */
+const MAX_STARTS_PER_BATCH = 256;
 
 const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
   offline: 'not started: ',
@@ -44,7 +46,7 @@ export class JobsService implements JobResultSink {
     this.starts = new GroupCommit(async (items) => {
       await repository.markStartedMany(items);
       return items.map(() => undefined);
-    }, MAX_WRITES_PER_BATCH);
+    }, MAX_STARTS_PER_BATCH);
   }
 
   runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {

@@ -5,8 +5,9 @@ import type { JobListener, JobWatch, OutputStream } from './job-watch.js';
 import { failedOutcome, newJob, type JobsService } from './jobs-service.js';
 import type { TargetClient } from './multi-job-ports.js';
 import { MAX_JOBS_PER_INSERT, type JobRepository } from './ports.js';
+import { Slots } from './slots.js';
 
-/** Jobs dispatched at once in concurrent mode; also the size of each batch of inserted child rows. */
+/** job.run requests unanswered at once in concurrent mode; also the size of each batch of inserted child rows. */
 export const CONCURRENT_WINDOW = MAX_JOBS_PER_INSERT;
 /** How long past its timeout_sec a sequential run waits for a child's result before going on without it. */
 export const RESULT_GRACE_MS = 60_000;
@@ -46,8 +47,9 @@ export interface RunPlan {
  * result before the next; with abort_on_error a child that fails (refused, could not start, or finished
  * `failed`) stops the run and every remaining client gets a failed child saying it was not started. A client
  * that is not connected gets a failed child too but does not abort: it was never tried. `unknown` (timeout)
- * does not abort. Concurrent mode works through the targets in windows of CONCURRENT_WINDOW: one INSERT per
- * window, then its dispatches at once; nothing per client outlives its window unless a live observer watches.
+ * does not abort. Concurrent mode keeps at most CONCURRENT_WINDOW job.run requests open in a sliding window,
+ * inserting the children one batch (one INSERT) ahead; nothing per client outlives its dispatch unless a live
+ * observer watches.
  */
 export class MultiJobRunner {
   private stopping = false;
@@ -115,22 +117,39 @@ export class MultiJobRunner {
     }
   }
 
+  /**
+   * A sliding window: at most `size` job.run requests are unanswered at once, and a freed slot is taken by the
+   * next client at once. Children are inserted one batch of `size` rows ahead, when a slot frees, so neither
+   * rows nor promises pile up for the whole run; a stop takes effect between batches.
+   */
   private async runConcurrently(): Promise<void> {
     const { targets } = this.plan;
     const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
-    for (let at = 0; at < targets.length; at += size) {
-      if (this.stopping) return this.skip(targets.slice(at), SHUT_DOWN);
-      const window = targets.slice(at, at + size);
+    const slots = new Slots(size);
+    let failure: { err: unknown } | undefined;
+    for (let at = 0; at < targets.length && !failure; at += size) {
+      await slots.available();
+      if (this.stopping) {
+        await slots.idle();
+        return this.skip(targets.slice(at), SHUT_DOWN);
+      }
+      const batch = targets.slice(at, at + size);
       const createdAt = this.nextCreatedAt();
-      const offline = window.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
-      const online = window.filter((t) => t.connected).map((t) => this.child(t, createdAt));
+      const offline = batch.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
+      const online = batch.filter((t) => t.connected).map((t) => this.child(t, createdAt));
       if (this.plan.observer) for (const child of online) this.observe(child);
       await this.deps.jobs.insertMany([...this.failed(offline, NOT_CONNECTED), ...online]);
       for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
-      await Promise.all(
-        online.map((child) => this.deps.single.dispatchStored(child, { ...this.plan.run, jid: child.jid })),
-      );
+      for (const child of online) {
+        await slots.take();
+        this.deps.single
+          .dispatchStored(child, { ...this.plan.run, jid: child.jid })
+          .catch((err: unknown) => (failure ??= { err }))
+          .finally(() => slots.release());
+      }
     }
+    await slots.idle();
+    if (failure) throw failure.err;
   }
 
   /** Records the remaining clients as failed children that never started. */

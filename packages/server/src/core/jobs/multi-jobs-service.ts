@@ -16,7 +16,7 @@ import type { JobWatch } from './job-watch.js';
 import type { JobsService } from './jobs-service.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
-import type { JobRepository } from './ports.js';
+import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
 import { resolveTargets } from './targets.js';
 
 export interface MultiJobsDeps {
@@ -67,10 +67,21 @@ export class MultiJobsService {
     return this.start(body, createdBy, { command: text, is_script: true, script: body.script }, observer);
   }
 
-  async get(jid: string): Promise<MultiJob> {
+  /**
+   * The multi-client job with its children and how many of them are in each status. Without `withJobs` the
+   * children are only counted (one indexed query), so following a run of many clients stays cheap.
+   */
+  async get(
+    jid: string,
+    withJobs = true,
+  ): Promise<{ job: MultiJobSummary & Partial<MultiJob>; counts: JobStatusCounts }> {
     const summary = await this.deps.multiJobs.get(jid);
     if (!summary) throw multiJobNotFound(jid);
-    return { ...summary, jobs: await this.deps.jobs.listByMultiJob(jid) };
+    if (!withJobs) return { job: summary, counts: await this.deps.jobs.countByMultiJob(jid) };
+    const jobs = await this.deps.jobs.listByMultiJob(jid);
+    const counts = noJobs();
+    for (const job of jobs) counts[job.status] += 1;
+    return { job: { ...summary, jobs }, counts };
   }
 
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {

@@ -1,4 +1,9 @@
-import type { Job, JobEnd, JobRun, JobRunReply, ListQuery } from '@svc/protocol';
+import type { Job, JobEnd, JobRun, JobRunReply, JobStatus, ListQuery } from '@svc/protocol';
+
+/** Jobs per status; every status is present (0 when none). */
+export type JobStatusCounts = Record<JobStatus, number>;
+
+export const noJobs = (): JobStatusCounts => ({ running: 0, successful: 0, failed: 0, unknown: 0 });
 
 /** What a finished job adds to its stored record. Output is already decoded to text. */
 export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_truncated'> {
@@ -26,6 +31,8 @@ export interface JobRepository {
   insertMany(jobs: readonly Job[]): Promise<void>;
   /** The children of a multi-client job, oldest first. */
   listByMultiJob(multiJobId: string): Promise<Job[]>;
+  /** How many children of a multi-client job there are in each status (one indexed query, no rows read out). */
+  countByMultiJob(multiJobId: string): Promise<JobStatusCounts>;
   /** The job with that id, whichever client it belongs to. */
   getById(jid: string): Promise<Job | undefined>;
   /** The job of that client, or undefined. */

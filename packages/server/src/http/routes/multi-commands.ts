@@ -23,9 +23,12 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
     return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
   });
 
+  // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read.
   app.get<{ Params: { jid: string } }>('/commands/:jid', async (request) => {
     const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
-    return { data: pickFields(await multi.get(request.params.jid), fields) };
+    const withJobs = fields === undefined || fields.includes('jobs');
+    const { job, counts } = await multi.get(request.params.jid, withJobs);
+    return { data: pickFields(job, fields), meta: { jobs: counts } };
   });
 }
 
