@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 /**
  * A small svcd stand-in for the agent's job tests, with the real transport: WebSocket (svc-v1) → ssh2 server →
  * the control channel (ControlPeer, answering hello and ping) and job output channels, which it reads with the
@@ -51,7 +52,11 @@ export class JobSvcd {
   /** Decides per finished channel; default: acknowledge. */
   onEnd: (output: ReceivedOutput) => EndPolicy = () => 'ack';
   private readonly links = new Set<AgentLink>();
-  private readonly hostKey = ssh2.utils.generateKeyPairSync('ed25519').private;
+  // ECDSA P-256 as svcd uses: ssh2's own ed25519 generator makes an unparsable key about 1 time in 256
+  // (mscdex/ssh2#1513).
+  private readonly hostKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+    .privateKey.export({ type: 'sec1', format: 'pem' })
+    .toString();
   private http: HttpServer | undefined;
   private wss: WebSocketServer | undefined;
   private port = 0;
