@@ -1,17 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hash } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeAdminUserFile, startSvcdProcess } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import {
-  SVCD_BIN,
-  SVC_BIN,
-  freePort,
-  parseLog,
-  startProcess,
-  type RunningProcess,
-} from '../test-support/process.js';
+import { SVC_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const CREDENTIALS = { 'agent-a': 'password-a-1', 'agent-b': 'password-b-1', 'agent-c': 'password-c-1' };
@@ -37,8 +30,7 @@ const agents = new Map<string, RunningProcess>();
 const extra: RunningProcess[] = [];
 
 async function startSvcd(): Promise<void> {
-  svcd = startProcess(SVCD_BIN, ['-c', configPath]);
-  await svcd.waitForLog('API listening');
+  svcd = await startSvcdProcess(configPath);
 }
 
 async function clients(): Promise<ClientRecord[]> {
@@ -69,10 +61,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-'));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   clientUrl = `http://127.0.0.1:${clientPort}`;
-  const users = [
-    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
-  ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify(CREDENTIALS));
   configPath = join(dir, 'svcd.conf');
   await writeFile(

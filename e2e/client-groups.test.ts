@@ -6,10 +6,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hash } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeAdminUserFile, startSvcdProcess } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { SVCD_BIN, SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const CREDENTIALS = { 'agent-a': 'password-a-1', 'agent-b': 'password-b-1' };
@@ -66,10 +66,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-groups-'));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   clientUrl = `http://127.0.0.1:${clientPort}`;
-  const users = [
-    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
-  ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify(CREDENTIALS));
   const configPath = join(dir, 'svcd.conf');
   await writeFile(
@@ -86,8 +83,7 @@ beforeAll(async () => {
       'auth_file = "users.json"',
     ].join('\n'),
   );
-  svcd = startProcess(SVCD_BIN, ['-c', configPath]);
-  await svcd.waitForLog('API listening');
+  svcd = await startSvcdProcess(configPath);
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
   await runAgent('a-1', ['web', 'eu'], ['env:prod']);

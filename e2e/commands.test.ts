@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hash } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeAdminUserFile, startSvcdProcess } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { SVCD_BIN, SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const MiB = 1024 * 1024;
@@ -31,8 +31,7 @@ let svcd: RunningProcess | undefined;
 const agents: RunningProcess[] = [];
 
 async function startSvcd(): Promise<void> {
-  svcd = startProcess(SVCD_BIN, ['-c', configPath]);
-  await svcd.waitForLog('API listening');
+  svcd = await startSvcdProcess(configPath);
 }
 
 /** An agent with its own config file (the [remote-commands] etc. sections) and data folder. */
@@ -91,10 +90,7 @@ const isAlive = (pid: number): boolean => {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-jobs-'));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
-  const users = [
-    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
-  ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  await writeAdminUserFile(dir);
   configPath = join(dir, 'svcd.conf');
   await writeFile(
     configPath,

@@ -1,8 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hash } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeAdminUserFile } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { SVCD_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
 import { openRaw, parseResponse, rawRequest, type RawConnection } from '../test-support/raw-http.js';
@@ -25,10 +25,7 @@ interface Svcd {
 
 async function startSvcd(api: Record<string, string | number>, server: Record<string, string | number> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'svcd-slow-'));
-  const users = [
-    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
-  ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  await writeAdminUserFile(dir);
   const apiPort = await freePort();
   const line = ([key, value]: [string, string | number]) => `${key} = ${JSON.stringify(value)}`;
   const config = [

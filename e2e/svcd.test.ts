@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { writeAdminUserFile, startSvcdProcess } from '../test-support/e2e-setup.js';
 import { createApiClient } from '../test-support/api-client.js';
 import {
   SVCD_BIN,
@@ -47,10 +48,7 @@ async function adminPasswordOf(quickstart: RunningProcess): Promise<string> {
 }
 
 async function writeSetup(apiPort: number) {
-  const users = [
-    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
-  ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  await writeAdminUserFile(dir);
   const config = [
     '[server]',
     'address = "127.0.0.1:0"',
@@ -111,8 +109,7 @@ describe('the svcd process', () => {
   test('a broken user file on SIGUSR1 keeps the users loaded before', async () => {
     const apiPort = await freePort();
     const configPath = await writeSetup(apiPort);
-    proc = startProcess(SVCD_BIN, ['-c', configPath]);
-    await proc.waitForLog('API listening');
+    proc = await startSvcdProcess(configPath);
     await writeFile(join(dir, 'users.json'), '[{"username": "broken"');
     proc.child.kill('SIGUSR1');
     await proc.waitForLog('user file reload failed; keeping the users loaded before');
@@ -188,8 +185,7 @@ describe('the svcd process', () => {
     ];
     for (const name of [...leftovers, ...kept]) await writeFile(join(dir, name), '[{"username": "half');
 
-    proc = startProcess(SVCD_BIN, ['-c', configPath]);
-    await proc.waitForLog('API listening');
+    proc = await startSvcdProcess(configPath);
     const cleaned = proc.stdoutLines
       .map(parseLog)
       .filter((l) => l?.msg === 'removed side files of interrupted writes');
@@ -454,8 +450,7 @@ describe('graceful shutdown', () => {
       configPath,
       (await readFile(configPath, 'utf8')).replace('log_level = "info"', 'log_level = "debug"'),
     );
-    proc = startProcess(SVCD_BIN, ['-c', configPath]);
-    await proc.waitForLog('API listening');
+    proc = await startSvcdProcess(configPath);
     const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
     const count = 6;
     const logins = Array.from({ length: count }, () =>

@@ -7,9 +7,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hash } from '@node-rs/bcrypt';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tunnelSchema, type TunnelData } from '../packages/protocol/src/index.js';
+import { writeAdminUserFile } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import {
   SVCD_BIN,
@@ -72,10 +72,7 @@ beforeAll(async () => {
   echo.listen(0, '127.0.0.1');
   await once(echo, 'listening');
   echoPort = (echo.address() as AddressInfo).port;
-  const users = [
-    { username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: ['Administrators'] },
-  ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
+  await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify({ 'tunnel-agent': 'password-t-1' }));
   configPath = join(dir, 'svcd.conf');
   await writeFile(
