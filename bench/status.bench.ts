@@ -30,6 +30,7 @@ import {
 } from './support/child-processes.js';
 import { processCpuMs } from './support/proc-stats.js';
 import { table } from './support/report.js';
+import { runBench } from './support/bench-runner.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -542,13 +543,4 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-try {
-  const allPassed = await main();
-  if (!allPassed) {
-    process.stderr.write('bench: at least one target FAILED (see the table above)\n');
-    if (STRICT) process.exitCode = 1;
-  }
-} catch (err) {
-  process.stderr.write(`\nbench FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-}
+await runBench(main, STRICT);

@@ -28,6 +28,7 @@ import {
   type Check,
 } from './support/report.js';
 import { API_USER, SvcdProcess } from './support/svcd-process.js';
+import { runBench } from './support/bench-runner.js';
 
 const SECONDS = envNumber('BENCH_SECONDS', 10, 3600);
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 2, 600);
@@ -254,13 +255,4 @@ async function main(): Promise<boolean> {
   }
 }
 
-try {
-  const passed = await main();
-  if (!passed) {
-    progress('at least one target FAILED (see the table above)');
-    if (STRICT) process.exitCode = 1;
-  }
-} catch (err) {
-  process.stderr.write(`\nbench FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-}
+await runBench(main, STRICT);
