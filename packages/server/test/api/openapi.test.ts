@@ -136,6 +136,27 @@ describe('the OpenAPI document', () => {
     expect(validate?.({ data: [{ username: 'a', password: 'x' }], meta: { count: 1 } })).toBe(false);
   });
 
+  test('every request and response schema in it compiles as JSON Schema 2020-12', () => {
+    let compiled = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const base = `openapi#/paths/${pointer(path)}/${method}`;
+        const schemas = Object.entries(operation.responses).flatMap(([status, response]) =>
+          Object.keys((response as { content?: object }).content ?? {}).map(
+            (type) => `${base}/responses/${status}/content/${pointer(type)}/schema`,
+          ),
+        );
+        if ((operation as { requestBody?: unknown }).requestBody)
+          schemas.push(`${base}/requestBody/content/application~1json/schema`);
+        for (const ref of schemas) {
+          expect(ajv.getSchema(ref), ref).toBeTypeOf('function');
+          compiled += 1;
+        }
+      }
+    }
+    expect(compiled).toBeGreaterThan(80);
+  });
+
   test('request body schemas are those the routes validate with', () => {
     const body = (path: string, method: string) =>
       (doc.paths[path]?.[method] as { requestBody?: { content: Record<string, { schema: unknown }> } })
