@@ -17,3 +17,4 @@ export * from './api/vault.js';
 export * from './api/client-groups.js';
 export * from './api/two-factor.js';
 export * from './api/me.js';
+export * from './api/clients.js';

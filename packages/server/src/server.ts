@@ -276,6 +276,7 @@ export async function startServer(
         vault,
         multiJobs,
         wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
+        docs: config.api.docs,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),

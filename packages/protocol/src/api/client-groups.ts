@@ -137,16 +137,27 @@ export const updateClientGroupBodySchema = createClientGroupBodySchema.extend({
 });
 export type UpdateClientGroupBody = z.output<typeof updateClientGroupBodySchema>;
 
+const patternsOut = z.array(z.string());
+const paramValueOut = z
+  .union([patternsOut, z.object({ and: patternsOut }), z.object({ or: patternsOut })])
+  .nullable();
+
 /** A group as GET returns it; `client_ids` etc. are computed from the live client records. */
-export interface ClientGroup {
-  id: string;
-  description: string;
-  params: ClientGroupParams;
+export const clientGroupSchema = z.object({
+  id: z.string(),
+  description: z.string(),
+  params: z.object(
+    Object.fromEntries(CLIENT_GROUP_PARAM_KEYS.map((key) => [key, paramValueOut])) as Record<
+      ClientGroupParamKey,
+      typeof paramValueOut
+    >,
+  ),
   /** Ids of the member clients known to svcd (connected or not), sorted like GET /clients. */
-  client_ids: string[];
-  num_clients: number;
-  num_clients_connected: number;
-}
+  client_ids: z.array(z.string()),
+  num_clients: z.number().int(),
+  num_clients_connected: z.number().int(),
+});
+export type ClientGroup = z.infer<typeof clientGroupSchema>;
 
 export const CLIENT_GROUP_FIELDS = [
   'id',

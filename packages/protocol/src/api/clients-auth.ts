@@ -18,3 +18,7 @@ export const createClientAuthBodySchema = z.strictObject({
   password: z.string().min(8, 'must be at least 8 characters').max(100, 'must be at most 100 characters'),
 });
 export type CreateClientAuthBody = z.infer<typeof createClientAuthBodySchema>;
+
+/** A client credential as GET /clients-auth returns it (spec 2.13): the password is shown as stored. */
+export const clientCredentialSchema = z.object({ id: z.string(), password: z.string() });
+export type ClientCredentialData = z.infer<typeof clientCredentialSchema>;

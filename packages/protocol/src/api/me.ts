@@ -38,31 +38,32 @@ export const updateApiTokenBodySchema = z.strictObject({
 export type UpdateApiTokenBody = z.infer<typeof updateApiTokenBodySchema>;
 
 /** An element of GET /me/tokens; the secret is never shown again after creation. */
-export interface ApiTokenItem {
-  prefix: string;
-  name: string;
-  scope: ApiTokenScope;
-  created_at: string;
-  expires_at: string;
-}
+export const apiTokenItemSchema = z.object({
+  prefix: z.string(),
+  name: z.string(),
+  scope: apiTokenScopeSchema,
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+export type ApiTokenItem = z.infer<typeof apiTokenItemSchema>;
 
 /** The answer to POST /me/tokens: `token` (`<prefix>_<secret>`) is the HTTP Basic password, shown only here. */
-export interface CreatedApiToken extends ApiTokenItem {
-  token: string;
-}
+export const createdApiTokenSchema = apiTokenItemSchema.extend({ token: z.string() });
+export type CreatedApiToken = z.infer<typeof createdApiTokenSchema>;
 
 /** `data` of GET /me. */
-export interface MeData {
-  username: string;
-  groups: string[];
+export const meDataSchema = z.object({
+  username: z.string(),
+  groups: z.array(z.string()),
   /** Empty when none is set. */
-  two_fa_send_to: string;
-  password_expired: boolean;
+  two_fa_send_to: z.string(),
+  password_expired: z.boolean(),
   /** Whether logins of this server ask for a second factor (code delivery or authenticator app). */
-  two_fa_enabled: boolean;
+  two_fa_enabled: z.boolean(),
   /** Whether the second factor is an authenticator app (TOTP). */
-  totp_enabled: boolean;
-}
+  totp_enabled: z.boolean(),
+});
+export type MeData = z.infer<typeof meDataSchema>;
 
 export const updateMeBodySchema = z.strictObject({
   password: passwordSchema.optional(),
@@ -73,6 +74,5 @@ export const updateMeBodySchema = z.strictObject({
 export type UpdateMeBody = z.infer<typeof updateMeBodySchema>;
 
 /** `data` of GET /me/ip. */
-export interface MeIpData {
-  ip: string;
-}
+export const meIpDataSchema = z.object({ ip: z.string() });
+export type MeIpData = z.infer<typeof meIpDataSchema>;

@@ -1,22 +1,27 @@
+import { z } from 'zod';
+
 /** `data` of GET /status (spec 2.1). */
-export interface StatusData {
-  connect_url: string[];
-  fingerprint: string;
-  clients_connected: number;
-  clients_disconnected: number;
-  version: string;
-}
+export const statusDataSchema = z.object({
+  connect_url: z.array(z.string()),
+  fingerprint: z.string(),
+  clients_connected: z.number().int(),
+  clients_disconnected: z.number().int(),
+  version: z.string(),
+});
+export type StatusData = z.infer<typeof statusDataSchema>;
 
 /** `two_fa` of the login response (spec 2.4): where the code went, or the authenticator-app state. */
-export interface TwoFaInfo {
-  send_to: string;
-  delivery_method: string;
+export const twoFaInfoSchema = z.object({
+  send_to: z.string(),
+  delivery_method: z.string(),
   /** Authenticator-app mode: `pending` (no secret yet) or `exists`; empty for delivered codes. */
-  totp_key_status: '' | 'pending' | 'exists';
-}
+  totp_key_status: z.enum(['', 'pending', 'exists']),
+});
+export type TwoFaInfo = z.infer<typeof twoFaInfoSchema>;
 
 /** `data` of GET /login and POST /verify-2fa (spec 2.4); two_fa is null once no second factor is due. */
-export interface LoginData {
-  token: string;
-  two_fa: TwoFaInfo | null;
-}
+export const loginDataSchema = z.object({
+  token: z.string(),
+  two_fa: twoFaInfoSchema.nullable(),
+});
+export type LoginData = z.infer<typeof loginDataSchema>;

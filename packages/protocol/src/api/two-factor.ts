@@ -9,8 +9,9 @@ export const verifyTwoFaBodySchema = z.strictObject({
 export type VerifyTwoFaBody = z.infer<typeof verifyTwoFaBodySchema>;
 
 /** POST and GET /me/totp-secret (spec 2.5), not wrapped in `data`. */
-export interface TotpSecretResponse {
-  secret: string;
+export const totpSecretResponseSchema = z.object({
+  secret: z.string(),
   /** Base64 PNG of the QR code of the `otpauth://` URI. */
-  qr: string;
-}
+  qr: z.string(),
+});
+export type TotpSecretResponse = z.infer<typeof totpSecretResponseSchema>;

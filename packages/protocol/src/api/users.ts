@@ -35,7 +35,6 @@ export const updateUserBodySchema = z.strictObject({
 });
 export type UpdateUserBody = z.infer<typeof updateUserBodySchema>;
 
-export interface UserListItem {
-  username: string;
-  groups: string[];
-}
+/** An element of GET /users; never the password. */
+export const userListItemSchema = z.object({ username: z.string(), groups: z.array(z.string()) });
+export type UserListItem = z.infer<typeof userListItemSchema>;

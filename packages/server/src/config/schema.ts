@@ -451,6 +451,13 @@ const apiSection = z
       .prefault('90d')
       .describe('Longest lifetime a client may request with token-lifetime.'),
     enable_ws_test_endpoints: z.boolean().default(false).describe('Serve the WebSocket test pages.'),
+    docs: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Serve the API documentation page at /api/v1/docs. The OpenAPI document /api/v1/openapi.json is ' +
+          'served either way.',
+      ),
     two_fa_token_delivery: z
       .string()
       .refine(

@@ -33,6 +33,8 @@ import { clientRoutes } from './routes/clients.js';
 import { commandRoutes } from './routes/commands.js';
 import { libraryRoutes } from './routes/library.js';
 import { multiCommandRoutes, multiScriptRoute } from './routes/multi-commands.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { OperationRegistry } from './openapi/registry.js';
 import { wsTestPageRoutes } from './routes/ws-test-page.js';
 import { serveJobSockets } from './ws/job-sockets.js';
 import { loginRoutes, type DelegatedAuth } from './routes/login.js';
@@ -64,6 +66,8 @@ export interface ApiDeps {
   multiJobs: MultiJobsService;
   /** `enable_ws_test_endpoints`: serve GET /test/scripts/ui. */
   wsTestPage: boolean;
+  /** `[api] docs`: serve the page GET /docs (GET /openapi.json is always served). */
+  docs: boolean;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -108,6 +112,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerErrorHandlers(app, new RouteMethods(app));
+  const operations = new OperationRegistry(app);
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
@@ -130,6 +135,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       vaultRoutes(api, deps.vault);
       multiCommandRoutes(api, deps.multiJobs);
       if (deps.wsTestPage) wsTestPageRoutes(api);
+      openApiRoutes(api, operations, { docs: deps.docs });
       done();
     },
     { prefix: API_PREFIX },

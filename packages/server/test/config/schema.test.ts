@@ -51,6 +51,7 @@ describe('good configs', () => {
         tls_min: '1.3',
         max_token_lifetime: 90 * 86_400_000,
         enable_ws_test_endpoints: false,
+        docs: true,
         two_fa_token_ttl_seconds: 600,
         two_fa_send_to_type: 'none',
         totp_enabled: false,

@@ -1,27 +1,12 @@
-import type { FactsUpdate, Hello, SystemFacts, TunnelData } from '@svc/protocol';
+import type { ClientData, FactsUpdate, Hello, SystemFacts, TunnelData } from '@svc/protocol';
 
-export type ConnectionState = 'connected' | 'disconnected';
+export type ConnectionState = ClientData['connection_state'];
 
 /** An open tunnel of a client as the API shows it (one schema, in protocol). */
 export type ClientTunnel = TunnelData;
 
-/** One element of GET /clients: the spec 2.12 fields plus connection state, labels and the credential used. */
-export interface ClientRecord extends SystemFacts {
-  id: string;
-  name: string;
-  tags: string[];
-  labels: Record<string, string>;
-  version: string;
-  /** Remote address with port, masked (see address-mask.ts). */
-  address: string;
-  tunnels: ClientTunnel[];
-  connection_state: ConnectionState;
-  /** RFC 3339; when the current or last connection was accepted. */
-  connected_at: string | null;
-  /** RFC 3339; null while connected. */
-  disconnected_at: string | null;
-  client_auth_id: string;
-}
+/** One element of GET /clients (one schema, in protocol). */
+export type ClientRecord = ClientData;
 
 /** Every field of a record, in output order. */
 export const CLIENT_FIELDS = [

@@ -1,10 +1,36 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, ERROR_CODES, type LoginData } from '@svc/protocol';
+import { AppError, ERROR_CODES, loginDataSchema, type LoginData } from '@svc/protocol';
+import { z } from 'zod';
 import type { Authenticator } from '../../core/auth/authenticator.js';
 import type { DelegatedLogin } from '../../core/auth/delegated-login.js';
 import type { TwoFactorService } from '../../core/two-factor/two-factor-service.js';
 import { authRequired, readCredentials } from '../auth.js';
 import { proxiedUserName, type DelegatedHeaders } from '../delegated-headers.js';
+import { data, documented, empty, type ApiOperation, type QueryParameter } from '../openapi/operation.js';
+
+/** `token-lifetime` of GET /login and POST /verify-2fa. */
+export const TOKEN_LIFETIME: QueryParameter = {
+  name: 'token-lifetime',
+  description: 'Lifetime of the token in seconds (at most [api] max_token_lifetime).',
+  schema: z.string().regex(/^[1-9][0-9]*$/),
+};
+
+const LOGIN: ApiOperation = {
+  tag: 'login',
+  summary: 'Log in: a Bearer token for the Basic credentials',
+  description:
+    'With two-factor login configured, the token is a login token good only for POST /verify-2fa (and, with an ' +
+    'authenticator app, POST /me/totp-secret), and two_fa says where the code went.',
+  security: 'basic',
+  query: [TOKEN_LIFETIME],
+  responses: [data(loginDataSchema)],
+};
+
+const LOGOUT: ApiOperation = {
+  tag: 'login',
+  summary: 'Revoke the Bearer token of this request',
+  responses: [empty(204, 'Revoked')],
+};
 
 /** Delegated authentication (`[api] auth_header`): honoured on GET /login only. */
 export interface DelegatedAuth extends DelegatedHeaders {
@@ -39,7 +65,7 @@ async function checkBasicPassword(auth: Authenticator, request: FastifyRequest) 
 
 export function loginRoutes(app: FastifyInstance, auth: Authenticator, options: LoginOptions = {}): void {
   const { twoFactor, delegated } = options;
-  app.get('/login', { config: { public: true } }, async (request) => {
+  app.get('/login', documented(LOGIN, { public: true }), async (request) => {
     const query = request.query as Record<string, unknown>;
     const lifetime = parseLifetime(query['token-lifetime']);
     const proxied = delegated && proxiedUserName(request, delegated);
@@ -57,7 +83,7 @@ export function loginRoutes(app: FastifyInstance, auth: Authenticator, options: 
     return { data };
   });
 
-  app.delete('/logout', async (request, reply) => {
+  app.delete('/logout', documented(LOGOUT), async (request, reply) => {
     const sessionId = request.caller?.sessionId;
     if (!sessionId) {
       throw new AppError(

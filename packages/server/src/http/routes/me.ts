@@ -1,12 +1,46 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, ERROR_CODES, updateMeBodySchema, type MeData, type MeIpData } from '@svc/protocol';
+import {
+  AppError,
+  ERROR_CODES,
+  meDataSchema,
+  meIpDataSchema,
+  updateMeBodySchema,
+  type MeData,
+  type MeIpData,
+} from '@svc/protocol';
+import { z } from 'zod';
 import type { MeService } from '../../core/users/me-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
 import { callerIp } from '../caller-ip.js';
+import { data, dataWithMeta, documented, empty, type ApiOperation } from '../openapi/operation.js';
 
 /** Sent with a change written to the user file: it waits there until svcd reads the file again. */
 const PENDING_RELOAD = { takes_effect: 'after svcd reloads the user file (SIGUSR1) or restarts' };
+
+const OPERATIONS = {
+  get: { tag: 'me', summary: 'The caller', responses: [data(meDataSchema)] },
+  update: {
+    tag: 'me',
+    summary: "Change the caller's password or two_fa_send_to",
+    body: updateMeBodySchema,
+    responses: [
+      empty(204, 'Done (database user tables)'),
+      dataWithMeta(
+        meDataSchema.pick({ username: true }),
+        z.object({ takes_effect: z.string() }),
+        200,
+        'Written to the user file; in force after svcd reloads it (meta.takes_effect)',
+      ),
+    ],
+  },
+  ip: { tag: 'me', summary: "The caller's IP address as svcd sees it", responses: [data(meIpDataSchema)] },
+  gone: {
+    tag: 'me',
+    summary: 'Retired single API token: always 410, use /me/tokens',
+    responses: [],
+  },
+} satisfies Record<string, ApiOperation>;
 
 const legacyTokenGone = () =>
   new AppError(
@@ -18,12 +52,12 @@ const legacyTokenGone = () =>
 
 /** The caller's own account (GET/PUT /me, GET /me/ip) and the retired single-token API (410). */
 export function meRoutes(app: FastifyInstance, me: MeService): void {
-  app.get('/me', (request) => {
+  app.get('/me', documented(OPERATIONS.get), (request) => {
     const data: MeData = me.describe(callerOf(request).user);
     return Promise.resolve({ data });
   });
 
-  app.put('/me', async (request, reply) => {
+  app.put('/me', documented(OPERATIONS.update), async (request, reply) => {
     const body = parseBody(updateMeBodySchema, request.body);
     const caller = callerOf(request).user;
     const { inEffect } = await me.update(caller, body, request.ip);
@@ -31,14 +65,15 @@ export function meRoutes(app: FastifyInstance, me: MeService): void {
     return reply.status(200).send({ data: { username: caller.username }, meta: PENDING_RELOAD });
   });
 
-  app.get('/me/ip', (request) => {
+  app.get('/me/ip', documented(OPERATIONS.ip), (request) => {
     const data: MeIpData = { ip: callerIp(request) };
     return Promise.resolve({ data });
   });
 
   const gone = () => Promise.reject(legacyTokenGone());
-  app.get('/me/token', gone);
-  app.post('/me/token', gone);
-  app.put('/me/token/:any', gone);
-  app.delete('/me/token/:any', gone);
+  const retired = documented(OPERATIONS.gone);
+  app.get('/me/token', retired, gone);
+  app.post('/me/token', retired, gone);
+  app.put('/me/token/:any', retired, gone);
+  app.delete('/me/token/:any', retired, gone);
 }

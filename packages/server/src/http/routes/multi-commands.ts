@@ -1,15 +1,56 @@
 import type { FastifyInstance } from 'fastify';
-import { multiCommandBodySchema, multiScriptBodySchema, parseListQuery, pickFields } from '@svc/protocol';
+import {
+  JOB_STATUSES,
+  jobCreatedSchema,
+  multiCommandBodySchema,
+  multiJobSchema,
+  multiJobSummarySchema,
+  multiScriptBodySchema,
+  parseListQuery,
+  pickFields,
+} from '@svc/protocol';
+import { z } from 'zod';
 import { MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
+import { data, dataWithMeta, documented, list, sparse, type ApiOperation } from '../openapi/operation.js';
 
 type Query = Record<string, unknown>;
 
+const STARTED = 'Started; follow it with GET /commands/{jid} or live on /ws/commands';
+const statusCounts = z.object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.number().int()])));
+
+const OPERATIONS = {
+  command: {
+    tag: 'multi-client commands',
+    summary: 'Run a command on many clients',
+    body: multiCommandBodySchema,
+    responses: [data(jobCreatedSchema, 200, STARTED)],
+  },
+  script: {
+    tag: 'multi-client commands',
+    summary: 'Run a script (base64) on many clients',
+    body: multiScriptBodySchema,
+    responses: [data(jobCreatedSchema, 200, STARTED)],
+  },
+  list: {
+    tag: 'multi-client commands',
+    summary: 'List multi-client jobs',
+    list: MULTI_JOB_LIST,
+    responses: [list(sparse(multiJobSummarySchema))],
+  },
+  get: {
+    tag: 'multi-client commands',
+    summary: 'One multi-client job with its jobs; meta.jobs counts them by status',
+    list: MULTI_JOB_ITEM,
+    responses: [dataWithMeta(sparse(multiJobSchema), z.object({ jobs: statusCounts }))],
+  },
+} satisfies Record<string, ApiOperation>;
+
 /** Spec 4.5 and 4.6 for many clients: start a multi-client command or script, read it, list them. */
 export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService): void {
-  app.post('/commands', async (request) => {
+  app.post('/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(multiCommandBodySchema, request.body);
     const { jid } = await multi.runCommand(body, callerOf(request).user.username);
     return { data: { jid } };
@@ -17,14 +58,14 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
 
   multiScriptRoute(app, multi);
 
-  app.get('/commands', async (request) => {
+  app.get('/commands', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Query, MULTI_JOB_LIST);
     const { data, count } = await multi.list(query);
     return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
   });
 
   // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read.
-  app.get<{ Params: { jid: string } }>('/commands/:jid', async (request) => {
+  app.get<{ Params: { jid: string } }>('/commands/:jid', documented(OPERATIONS.get), async (request) => {
     const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
     const withJobs = fields === undefined || fields.includes('jobs');
     const { job, counts } = await multi.get(request.params.jid, withJobs);
@@ -34,7 +75,7 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
 
 /** POST /scripts; also mounted at the unversioned /api/scripts that the spec's example shows. */
 export function multiScriptRoute(app: FastifyInstance, multi: MultiJobsService): void {
-  app.post('/scripts', async (request) => {
+  app.post('/scripts', documented(OPERATIONS.script), async (request) => {
     const body = parseBody(multiScriptBodySchema, request.body);
     const { jid } = await multi.runScript(body, callerOf(request).user.username);
     return { data: { jid } };

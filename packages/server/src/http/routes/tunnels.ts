@@ -1,12 +1,44 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { tunnelSchema } from '@svc/protocol';
+import { z } from 'zod';
 import { parseTunnelRequest } from '../../core/tunnels/tunnel-request.js';
 import type { TunnelsService } from '../../core/tunnels/tunnels-service.js';
 import { callerOf } from '../auth.js';
 import { booleanParam } from '../query.js';
+import { data, documented, empty, type ApiOperation, type QueryParameter } from '../openapi/operation.js';
 
 type ClientParams = { Params: { id: string } };
 type TunnelParams = { Params: { id: string; tunnelId: string } };
+
+const text = (name: string, description: string): QueryParameter => ({
+  name,
+  description,
+  schema: z.string(),
+});
+const FORCE = text('force', 'true: close it even while connections are open.');
+
+const OPERATIONS = {
+  open: {
+    tag: 'tunnels',
+    summary: 'Open a tunnel to a client (every parameter is in the query)',
+    query: [
+      text(
+        'remote',
+        'Target as seen from the client: port, or host:port (host defaults to 127.0.0.1). Required.',
+      ),
+      text('local', 'Server address to listen on: port or host:port; default a free port of the pool.'),
+      text('acl', 'Comma-separated addresses and CIDRs allowed to connect; default anyone.'),
+      text('idle-timeout-minutes', 'Close after this many idle minutes (default 5; 0 = never).'),
+      text('skip-idle-timeout', 'true: never close for idleness.'),
+      text('auto-close', 'Close this long after opening, e.g. 30m or 2h.'),
+      text('check_port', 'false: do not check that the remote port answers first.'),
+      text('scheme', 'URI scheme of the service behind it (ssh, rdp, http, …), for tunnel_url.'),
+    ],
+    responses: [data(tunnelSchema)],
+  },
+  delete: { tag: 'tunnels', summary: 'Close a tunnel', query: [FORCE], responses: [empty(204, 'Closed')] },
+} satisfies Record<string, ApiOperation>;
 
 /** A host name, an IPv4 address or an IPv6 address (without brackets). */
 const HOST = /^[A-Za-z0-9.:-]{1,253}$/;
@@ -19,16 +51,20 @@ function apiHostOf(request: FastifyRequest): string {
 
 /** Tunnels on demand: every parameter is in the query string, no body (as in the reference system). */
 export function tunnelRoutes(app: FastifyInstance, tunnels: TunnelsService): void {
-  app.put<ClientParams>('/clients/:id/tunnels', async (request) => {
+  app.put<ClientParams>('/clients/:id/tunnels', documented(OPERATIONS.open), async (request) => {
     const caller = callerOf(request).user;
     const tunnel = parseTunnelRequest(request.query as Record<string, unknown>);
     return { data: await tunnels.open(caller, request.params.id, tunnel, apiHostOf(request)) };
   });
 
-  app.delete<TunnelParams>('/clients/:id/tunnels/:tunnelId', async (request, reply) => {
-    const caller = callerOf(request).user;
-    const force = booleanParam(request.query, 'force');
-    await tunnels.delete(caller, request.params.id, request.params.tunnelId, force);
-    return reply.status(204).send();
-  });
+  app.delete<TunnelParams>(
+    '/clients/:id/tunnels/:tunnelId',
+    documented(OPERATIONS.delete),
+    async (request, reply) => {
+      const caller = callerOf(request).user;
+      const force = booleanParam(request.query, 'force');
+      await tunnels.delete(caller, request.params.id, request.params.tunnelId, force);
+      return reply.status(204).send();
+    },
+  );
 }

@@ -4,11 +4,22 @@ import {
   createUserBodySchema,
   parseListQuery,
   updateUserBodySchema,
+  userListItemSchema,
   type ListSpec,
 } from '@svc/protocol';
+import { z } from 'zod';
 import type { UsersService, WriteOutcome } from '../../core/users/users-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
+import {
+  data,
+  dataWithMeta,
+  documented,
+  empty,
+  list,
+  sparse,
+  type ApiOperation,
+} from '../openapi/operation.js';
 
 const USER_LIST: ListSpec = {
   resource: 'users',
@@ -22,6 +33,47 @@ const USER_LIST: ListSpec = {
 /** Sent with every write to the user file: the change waits in the file until svcd reads it again. */
 const PENDING_RELOAD = { takes_effect: 'after svcd reloads the user file (SIGUSR1) or restarts' };
 
+const pendingReloadSchema = z.object({ takes_effect: z.string() });
+const ADMINS_ONLY = 'Administrators only.';
+const IN_EFFECT = 'Done (database user tables)';
+const PENDING = 'Written to the user file; in force after svcd reloads it (meta.takes_effect)';
+
+const OPERATIONS = {
+  list: {
+    tag: 'users',
+    summary: 'List users',
+    description: ADMINS_ONLY,
+    list: USER_LIST,
+    responses: [list(sparse(userListItemSchema))],
+  },
+  create: {
+    tag: 'users',
+    summary: 'Create a user',
+    description: ADMINS_ONLY,
+    body: createUserBodySchema,
+    responses: [
+      data(userListItemSchema, 201, 'Created'),
+      dataWithMeta(userListItemSchema, pendingReloadSchema, 201, PENDING),
+    ],
+  },
+  update: {
+    tag: 'users',
+    summary: 'Change a user',
+    description: ADMINS_ONLY,
+    body: updateUserBodySchema,
+    responses: [empty(204, IN_EFFECT), dataWithMeta(userListItemSchema, pendingReloadSchema, 200, PENDING)],
+  },
+  delete: {
+    tag: 'users',
+    summary: 'Delete a user',
+    description: ADMINS_ONLY,
+    responses: [
+      empty(204, IN_EFFECT),
+      dataWithMeta(userListItemSchema.pick({ username: true }), pendingReloadSchema, 200, PENDING),
+    ],
+  },
+} satisfies Record<string, ApiOperation>;
+
 /**
  * Changes and deletions answer 204 where they are in force at once (database tables); for the user file they
  * answer 200 with the user and `meta.takes_effect`, so a client sees that nothing has changed yet.
@@ -32,28 +84,36 @@ function sendChange(reply: FastifyReply, outcome: WriteOutcome, data: object): F
 }
 
 export function userRoutes(app: FastifyInstance, users: UsersService): void {
-  app.get('/users', async (request) => {
+  app.get('/users', documented(OPERATIONS.list), async (request) => {
     const all = await users.list(callerOf(request).user);
     const query = parseListQuery(request.query as Record<string, unknown>, USER_LIST);
     const { data, count } = applyListQuery(all, query);
     return { data, meta: { count } };
   });
 
-  app.post('/users', async (request, reply) => {
+  app.post('/users', documented(OPERATIONS.create), async (request, reply) => {
     const body = parseBody(createUserBodySchema, request.body);
     const outcome = await users.create(callerOf(request).user, body);
     const data = outcome.user;
     return reply.status(201).send(outcome.inEffect ? { data } : { data, meta: PENDING_RELOAD });
   });
 
-  app.put<{ Params: { username: string } }>('/users/:username', async (request, reply) => {
-    const body = parseBody(updateUserBodySchema, request.body);
-    const outcome = await users.update(callerOf(request).user, request.params.username, body);
-    return sendChange(reply, outcome, outcome.user);
-  });
+  app.put<{ Params: { username: string } }>(
+    '/users/:username',
+    documented(OPERATIONS.update),
+    async (request, reply) => {
+      const body = parseBody(updateUserBodySchema, request.body);
+      const outcome = await users.update(callerOf(request).user, request.params.username, body);
+      return sendChange(reply, outcome, outcome.user);
+    },
+  );
 
-  app.delete<{ Params: { username: string } }>('/users/:username', async (request, reply) => {
-    const outcome = await users.delete(callerOf(request).user, request.params.username);
-    return sendChange(reply, outcome, { username: outcome.user.username });
-  });
+  app.delete<{ Params: { username: string } }>(
+    '/users/:username',
+    documented(OPERATIONS.delete),
+    async (request, reply) => {
+      const outcome = await users.delete(callerOf(request).user, request.params.username);
+      return sendChange(reply, outcome, { username: outcome.user.username });
+    },
+  );
 }

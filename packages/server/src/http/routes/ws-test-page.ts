@@ -1,11 +1,19 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { documented, type ApiOperation } from '../openapi/operation.js';
+
+const PAGE_OPERATION: ApiOperation = {
+  tag: 'documentation',
+  summary: 'A page that runs a script over /ws/scripts (enable_ws_test_endpoints)',
+  responses: [{ status: 200, description: 'OK', body: z.string(), contentType: 'text/html' }],
+};
 
 /**
  * GET /test/scripts/ui (spec 4.8 item 6): a small page that runs a script on clients through /ws/scripts and
  * shows the messages as they arrive. Public like OpenRPort's, since it holds no data: the token is typed in.
  */
 export function wsTestPageRoutes(app: FastifyInstance): void {
-  app.get('/test/scripts/ui', { config: { public: true } }, async (_request, reply) =>
+  app.get('/test/scripts/ui', documented(PAGE_OPERATION, { public: true }), async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(PAGE),
   );
 }
