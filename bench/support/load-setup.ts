@@ -25,6 +25,7 @@ export async function startLoadSetup(
   name: string,
   settings: Settings,
   apiConnections: number,
+  options: { metrics?: boolean } = {},
 ): Promise<LoadSetup> {
   const loadBefore = loadAverage();
   const workDir = await mkdtemp(join(tmpdir(), `svc-${name}-bench-`));
@@ -33,6 +34,7 @@ export async function startLoadSetup(
     workDir,
     maxHandshakes: settings.maxHandshakes,
     nodeArgs: settings.svcdNodeArgs,
+    ...options,
   });
   onCleanUp(() => svcd.stop());
   progress(

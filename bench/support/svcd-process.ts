@@ -27,6 +27,8 @@ export interface SvcdOptions {
   maxHandshakes: number;
   /** Extra node flags, e.g. --heapsnapshot-signal=SIGUSR2. */
   nodeArgs: string[];
+  /** Serve the Prometheus metrics (`[api] metrics_address`) on a free loopback port. */
+  metrics?: boolean;
 }
 
 const tomlString = (value: string) => JSON.stringify(value);
@@ -35,6 +37,8 @@ export class SvcdProcess {
   child: Managed | undefined;
   agentPort = 0;
   apiPort = 0;
+  /** 0 when the metrics are off. */
+  metricsPort = 0;
   private readonly configPath: string;
 
   constructor(private readonly options: SvcdOptions) {
@@ -49,6 +53,11 @@ export class SvcdProcess {
     return `http://${HOST}:${this.apiPort}/api/v1`;
   }
 
+  /** URL of GET /metrics (with `metrics`). */
+  get metricsUrl(): string {
+    return `http://${HOST}:${this.metricsPort}/metrics`;
+  }
+
   get pid(): number | undefined {
     return this.child?.proc.pid;
   }
@@ -59,6 +68,7 @@ export class SvcdProcess {
     for (let attempt = 1; ; attempt++) {
       this.agentPort = await freePort();
       this.apiPort = await freePort();
+      if (this.options.metrics) this.metricsPort = await freePort();
       await this.writeConfig();
       try {
         await this.launch();
@@ -119,6 +129,7 @@ export class SvcdProcess {
       '[api]',
       `address = ${tomlString(`${HOST}:${this.apiPort}`)}`,
       `auth = ${tomlString(`${API_USER.name}:${API_USER.password}`)}`,
+      ...(this.metricsPort ? [`metrics_address = ${tomlString(`${HOST}:${this.metricsPort}`)}`] : []),
       '[logging]',
       'log_level = "warn"',
       '',

@@ -25,6 +25,8 @@ import { ClientGroupsService } from './core/client-groups/client-groups-service.
 import { JobsService } from './core/jobs/jobs-service.js';
 import { LibraryService } from './core/library/library-service.js';
 import { JobWatch } from './core/jobs/job-watch.js';
+import { CountingJobRepository, JobTally } from './core/jobs/job-tally.js';
+import type { JobRepository } from './core/jobs/ports.js';
 import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
 import { registryJobClients, registryTargetClients } from './core/jobs/registry-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
@@ -41,6 +43,12 @@ import { ensureDataDir, loadOrCreateSecret, randomSecret } from './infra/data-di
 import { createJwtSigner } from './infra/jwt-signer.js';
 import { removeInterruptedWrites } from './infra/json-file.js';
 import { loadListenerTls, type ListenerTls } from './infra/listener-tls.js';
+import { createSvcdMetrics, type SvcdMetrics } from './infra/metrics/svcd-metrics.js';
+import {
+  startMetricsListener,
+  type MetricsListener,
+  METRICS_PATH,
+} from './infra/metrics/metrics-listener.js';
 import { openDatabase, type Database } from './storage/database.js';
 import { SqlClientGroupRepository } from './storage/client-group-repository.js';
 import { SqlClientRepository } from './storage/client-repository.js';
@@ -61,6 +69,8 @@ const SESSION_PURGE_INTERVAL_MS = 3600_000;
 export interface RunningServer {
   /** Base URL of the management API, when `[api] address` is set. */
   readonly apiUrl: string | undefined;
+  /** URL of the Prometheus metrics, when `[api] metrics_address` is set. */
+  readonly metricsUrl: string | undefined;
   readonly clientPort: number;
   readonly connectUrls: string[];
   readonly fingerprint: string;
@@ -93,6 +103,7 @@ export interface ServerOptions {
 }
 
 type Opened = {
+  metrics?: MetricsListener;
   api?: FastifyInstance;
   clients?: AgentLink;
   tunnels?: TunnelsService;
@@ -162,7 +173,11 @@ export async function startServer(
 
     // Also what multi-client commands resolve `group_ids` with (membersOf).
     const clientGroups = new ClientGroupsService(new SqlClientGroupRepository(database), clients);
-    const jobRepository = new SqlJobRepository(database);
+    const jobTally = new JobTally();
+    // Counting costs a little per job, so only when someone reads the counts.
+    const jobRepository: JobRepository = config.api.metrics_address
+      ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
+      : new SqlJobRepository(database);
     const jobWatch = new JobWatch();
     const jobs = new JobsService(jobRepository, registryJobClients(clients), dispatch, systemClock, jobWatch);
     const multiJobs = new MultiJobsService({
@@ -177,6 +192,14 @@ export async function startServer(
       ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;
+    const metrics = config.api.metrics_address
+      ? createSvcdMetrics({
+          clients,
+          jobs: jobTally,
+          tunnels,
+          agentLink: () => opened.clients?.stats(),
+        })
+      : undefined;
 
     opened.clients = await startAgentLink({
       address: config.server.address,
@@ -283,6 +306,7 @@ export async function startServer(
         getStatus,
         logger,
         logRequests: config.logging.log_level === 'debug',
+        observeRequest: metrics?.observeRequest,
         maxRequestBytes: config.api.max_request_bytes,
         limits: {
           headerTimeoutMs: config.api.read_header_timeout,
@@ -305,6 +329,7 @@ export async function startServer(
     } else {
       logger.info('API disabled: set [api] address to enable it');
     }
+    const metricsUrl = await startMetrics(config.api.metrics_address, metrics, opened, logger);
 
     const purge = setInterval(() => {
       sessions
@@ -325,6 +350,7 @@ export async function startServer(
 
     return {
       apiUrl,
+      metricsUrl,
       clientPort: opened.clients.port,
       connectUrls,
       fingerprint: hostKey.fingerprint,
@@ -409,7 +435,22 @@ async function closeApi(api: FastifyInstance): Promise<void> {
   }
 }
 
+/** The Prometheus listener on `[api] metrics_address`, when set; returns its URL. */
+async function startMetrics(
+  address: string,
+  metrics: SvcdMetrics | undefined,
+  opened: Opened,
+  logger: Logger,
+): Promise<string | undefined> {
+  if (!address || !metrics) return undefined;
+  opened.metrics = await startMetricsListener(address, metrics.registry, logger);
+  const url = `${publicUrl('http', splitHostPort(address).host, opened.metrics.port, hostname())}${METRICS_PATH}`;
+  logger.info({ url }, 'metrics listening');
+  return url;
+}
+
 async function closeAll(opened: Opened) {
+  await opened.metrics?.close();
   if (opened.api) await closeApi(opened.api);
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();

@@ -152,6 +152,13 @@ function serverRules(server: Section, report: Report): void {
 
 function apiRules(api: Section, report: Report): void {
   pairRule(api, report, 'cert_file', 'key_file');
+  // Port 0 (any free port, tests) cannot clash.
+  if (
+    isSet(api.metrics_address) &&
+    api.metrics_address === api.address &&
+    parseHostPort(String(api.address))?.port !== 0
+  )
+    report('metrics_address', 'must differ from address: the metrics have a listener of their own');
   // Node refuses a header timeout longer than the whole-request timeout.
   if (
     typeof api.read_timeout === 'number' &&
@@ -369,6 +376,13 @@ const apiSection = z
     address: optionalAddress
       .default('')
       .describe('Address (host:port) of the management API, e.g. "0.0.0.0:3000"; empty = API off.'),
+    metrics_address: optionalAddress
+      .default('')
+      .describe(
+        'Address (host:port) of the Prometheus metrics listener (GET /metrics, no authentication), ' +
+          'e.g. "127.0.0.1:9090"; empty = off. A listener of its own, so the metrics are never served with ' +
+          'the API by accident: bind it where only the monitoring can reach it.',
+      ),
     auth: credential('user:password')
       .optional()
       .describe('Single static user as "user:password" (one user store only; no user API, no 2FA).')

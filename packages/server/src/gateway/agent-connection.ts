@@ -17,6 +17,8 @@ import type { JobResultSink } from '../core/jobs/ports.js';
 import { AgentJobs } from './agent-jobs.js';
 import { AgentTunnels } from './agent-tunnels.js';
 import type { RemoteAddress } from './client-listener.js';
+import type { RefusalCounts } from './refusal-counts.js';
+import type { TunnelTraffic } from './tunnel-traffic.js';
 
 export interface AgentLinkSettings {
   keepaliveIntervalMs: number;
@@ -34,6 +36,10 @@ export interface AgentConnectionDeps {
   jobResults?: JobResultSink;
   /** Told about job output as it arrives. */
   jobOutput?: JobOutputListener;
+  /** Counts failed logins and refused hellos. */
+  refusals: RefusalCounts;
+  /** Counts the bytes through this node's tunnels. */
+  tunnelTraffic: TunnelTraffic;
   log: Logger;
 }
 
@@ -74,6 +80,7 @@ export class AgentConnection implements LiveConnection {
     this.tunnels = new AgentTunnels(
       ssh,
       () => (this.clientId === undefined ? undefined : this.peer),
+      deps.tunnelTraffic,
       deps.log,
     );
     this.jobs = new AgentJobs(
@@ -141,7 +148,7 @@ export class AgentConnection implements LiveConnection {
 
   private authenticate(ctx: AuthContext): void {
     if (ctx.method !== 'password') return ctx.reject(['password']);
-    const { authenticator, log } = this.deps;
+    const { authenticator, log, refusals } = this.deps;
     const authId = ctx.username;
     const verdict = authenticator
       ? authenticator.verify(authId, ctx.password, this.remote.ip)
@@ -166,6 +173,7 @@ export class AgentConnection implements LiveConnection {
           'agent login refused',
         );
         ctx.reject(['password']);
+        refusals.add('login_failed');
         if (++this.loginFailures >= MAX_LOGIN_FAILURES) this.drop('too many failed logins');
       })
       .catch((err: unknown) => log.debug({ err }, 'answering an agent login failed'));
@@ -173,7 +181,10 @@ export class AgentConnection implements LiveConnection {
 
   private loggedIn(): void {
     this.helloTimer = this.after(this.deps.settings.helloTimeoutMs, () => {
-      if (this.clientId === undefined) this.drop('no hello in time');
+      if (this.clientId === undefined) {
+        this.deps.refusals.add('no_hello');
+        this.drop('no hello in time');
+      }
     });
   }
 
@@ -243,6 +254,7 @@ export class AgentConnection implements LiveConnection {
         { client_id: hello.client_id, client_auth_id: this.authId, ip: this.remote.ip },
         'agent refused: client id already connected',
       );
+      this.deps.refusals.add('already_connected');
       // Let the error reply go out first.
       setImmediate(() => this.close('client id already connected'));
       throw new ControlError(CONTROL_ERRORS.alreadyConnected, result.message);

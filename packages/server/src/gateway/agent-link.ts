@@ -6,6 +6,8 @@ import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 import { startClientListener } from './client-listener.js';
 import { HandshakeLimiter } from './handshake-limiter.js';
+import { RefusalCounts } from './refusal-counts.js';
+import { TunnelTraffic, type TunnelTrafficTotals } from './tunnel-traffic.js';
 import type { HostKey } from './host-key.js';
 import type { ListenerTls } from '../infra/listener-tls.js';
 import { SshGateway } from './ssh-gateway.js';
@@ -57,8 +59,20 @@ export interface AgentLinkOptions {
   tuning?: Partial<AgentLinkTuning>;
 }
 
+/** What the agent link has seen, for monitoring; reading it walks only the open tunnel connections. */
+export interface AgentLinkStats {
+  /** Handshakes holding a slot of `[server] max_concurrent_ssh_handshakes`. */
+  handshakesActive: number;
+  /** Upgrades waiting for a slot. */
+  handshakesWaiting: number;
+  /** Refused agent connections and logins by reason, since start. */
+  refusals: ReadonlyMap<string, number>;
+  tunnels: TunnelTrafficTotals;
+}
+
 export interface AgentLink {
   readonly port: number;
+  stats(): AgentLinkStats;
   /** Stops accepting, closes every agent connection (clients marked disconnected and saved), then the listener. */
   close(): Promise<void>;
 }
@@ -70,6 +84,8 @@ export const handshakeConcurrency = (configured: number, cpus = availableParalle
 export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLink> {
   const tuning = { ...DEFAULT_AGENT_LINK_TUNING, ...options.tuning };
   const { registry, log } = options;
+  const refusals = new RefusalCounts();
+  const tunnelTraffic = new TunnelTraffic();
   const gateway = new SshGateway({
     hostKeyPem: options.hostKey.privateKeyPem,
     handshakeTimeoutMs: tuning.handshakeTimeoutMs,
@@ -82,6 +98,8 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     },
     ...(options.jobResults ? { jobResults: options.jobResults } : {}),
     ...(options.jobOutput ? { jobOutput: options.jobOutput } : {}),
+    refusals,
+    tunnelTraffic,
     log,
   });
   const limiter = new HandshakeLimiter({
@@ -97,11 +115,18 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     maxConnections: options.maxConnections,
     tls: options.tls,
     onAgent: (stream, remote, release) => gateway.accept(stream, remote, release),
+    refusals,
     log,
   });
   let closing: Promise<void> | undefined;
   return {
     port: listener.port,
+    stats: () => ({
+      handshakesActive: limiter.active,
+      handshakesWaiting: limiter.waiting,
+      refusals: refusals.snapshot(),
+      tunnels: tunnelTraffic.totals(),
+    }),
     close: () =>
       (closing ??= (async () => {
         listener.stopAccepting();

@@ -10,6 +10,7 @@ import {
   type TunnelTarget,
 } from '../core/tunnels/ports.js';
 import { TunnelListener } from './tunnel-listener.js';
+import type { TunnelTraffic } from './tunnel-traffic.js';
 
 /** Time the agent's reply may take beyond the port check's own timeout. */
 const CHECK_PORT_MARGIN_MS = 5000;
@@ -27,6 +28,7 @@ export class AgentTunnels implements TunnelAgent {
   constructor(
     private readonly ssh: Connection,
     private readonly peer: () => ControlPeer | undefined,
+    private readonly traffic: TunnelTraffic,
     private readonly log: Logger,
   ) {
     ssh.on(
@@ -80,6 +82,7 @@ export class AgentTunnels implements TunnelAgent {
     return TunnelListener.start({
       spec,
       onExpired,
+      traffic: this.traffic,
       openChannel: (source) => this.openChannel(spec.target, source),
       log: this.log.child({ client_id: spec.clientId, tunnel_id: spec.tunnelId }),
     });

@@ -11,6 +11,7 @@ import { capConnections } from '../http/server-limits.js';
 import type { ListenerTls } from '../infra/listener-tls.js';
 import { splitHostPort } from '../infra/address.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
+import type { RefusalCounts } from './refusal-counts.js';
 import { RefusalLog } from './refusal-log.js';
 
 export interface RemoteAddress {
@@ -35,6 +36,8 @@ export interface ClientListenerOptions {
    * slot (also released when the socket closes). Returns false to refuse the connection.
    */
   onAgent(stream: Duplex, remote: RemoteAddress, release: () => void): boolean;
+  /** Counts every refusal, also those the log holds back. */
+  refusals: RefusalCounts;
   log: Logger;
 }
 
@@ -93,7 +96,7 @@ function destroySocket(this: Duplex): void {
 /** Listens on `[server] address`: WebSocket upgrades for agents, admitted through the handshake limiter. */
 export async function startClientListener(options: ClientListenerOptions): Promise<ClientListener> {
   const { limiter, log, upgradeTimeoutMs } = options;
-  const refusals = new RefusalLog(log);
+  const refusals = new RefusalLog(log, options.refusals);
   const refuse = (socket: Duplex, ip: string | undefined, error: RawError) => {
     refusals.refused(ip, error);
     answerOnSocket(socket, error);

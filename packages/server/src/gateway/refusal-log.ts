@@ -2,6 +2,7 @@ import { ERROR_CODES } from '@svc/protocol';
 import type { Logger } from '@svc/platform';
 import { LogThrottle } from '../core/log-throttle.js';
 import type { RawError } from '../http/raw-reply.js';
+import { reasonOfCode, type RefusalCounts } from './refusal-counts.js';
 
 const INTERVAL_MS = 60_000;
 /** Addresses remembered at once (~100 bytes each); beyond, the one remembered longest is forgotten. */
@@ -21,9 +22,13 @@ export class RefusalLog {
   private readonly perAddress = new LogThrottle(INTERVAL_MS, MAX_ADDRESSES);
   private readonly overCapThrottle = new LogThrottle(INTERVAL_MS, 1);
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly counts: RefusalCounts,
+  ) {}
 
   refused(ip: string | undefined, error: RawError): void {
+    this.counts.add(reasonOfCode(error.code));
     const address = ip ?? 'unknown';
     const heldBack = this.perAddress.admit(address);
     if (heldBack === undefined) return;
@@ -42,6 +47,7 @@ export class RefusalLog {
 
   /** A connection closed unread because `[server] max_connections` are open. */
   overCap(maxConnections: number): void {
+    this.counts.add('max_connections');
     const heldBack = this.overCapThrottle.admit('cap');
     if (heldBack === undefined) return;
     this.log.warn(

@@ -55,6 +55,7 @@ export class SshGateway {
     if (this.pending.has(key)) return false;
     const timer = setTimeout(() => {
       this.options.log.info({ ip: remote.ip }, 'agent handshake timed out');
+      this.options.refusals.add('handshake_timeout');
       stream.destroy();
     }, this.options.handshakeTimeoutMs);
     timer.unref();

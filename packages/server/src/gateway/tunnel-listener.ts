@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { splice, type Logger, type SpliceChannel } from '@svc/platform';
 import { aclAllows } from '../core/tunnels/acl.js';
 import { ListenError, type ExpiryReason, type ListenSpec, type TunnelHandle } from '../core/tunnels/ports.js';
+import type { TunnelTraffic } from './tunnel-traffic.js';
 
 export interface TunnelListenerOptions {
   spec: ListenSpec;
@@ -9,6 +10,8 @@ export interface TunnelListenerOptions {
   openChannel(source: { ip: string; port: number }): Promise<SpliceChannel>;
   /** The idle timeout or the auto-close time was reached; the owner closes the listener. */
   onExpired(reason: ExpiryReason): void;
+  /** Counts the bytes of every connection. */
+  traffic: TunnelTraffic;
   log: Logger;
 }
 
@@ -109,6 +112,7 @@ export class TunnelListener implements TunnelHandle {
       return void socket.destroy();
     }
     this.sockets.add(socket);
+    this.options.traffic.track(socket);
     this.cancelIdle?.();
     this.cancelIdle = undefined;
     socket.on('error', (err) => log.debug({ err, ip }, 'tunnel connection error'));

@@ -24,6 +24,7 @@ import {
   requireHostHeader,
 } from './listener-guards.js';
 import { RouteMethods } from './route-methods.js';
+import { observeRequests, type RequestObserver } from './request-observer.js';
 import { createListenerServer } from './listener-server.js';
 import type { ListenerLimits } from './server-limits.js';
 import type { ListenerTls } from '../infra/listener-tls.js';
@@ -72,6 +73,8 @@ export interface ApiDeps {
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
   logRequests: boolean;
+  /** Told about every answered request (metrics). */
+  observeRequest?: RequestObserver | undefined;
   maxRequestBytes: number;
   /** `[api] read_header_timeout`, `read_timeout`, `idle_timeout`, `max_connections`. */
   limits: ListenerLimits;
@@ -108,6 +111,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   refuseWhileClosing(app);
   requireHostHeader(app);
   if (deps.logRequests) registerRequestLogging(app);
+  if (deps.observeRequest) observeRequests(app, deps.observeRequest);
   // Only JSON bodies are accepted; other content types get a clear 400 instead of being read as text.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);

@@ -40,6 +40,7 @@ describe('good configs', () => {
       },
       api: {
         address: '',
+        metrics_address: '',
         max_failed_login: 10,
         ban_time: 600_000,
         user_login_wait: 2000,

@@ -20,6 +20,8 @@ export const CLIENT_AUTH = { 'agents-a': 'secret-a-123', 'agents-b': 'secret-b-4
 export interface GatewayServerOptions {
   /** Raw `[server]` keys over the test defaults. */
   server?: Record<string, unknown>;
+  /** Raw `[api]` keys over the test defaults. */
+  api?: Record<string, unknown>;
   tuning?: Partial<AgentLinkTuning>;
   /** Dispatches at once of a concurrent multi-client job. */
   concurrentJobWindow?: number;
@@ -57,7 +59,7 @@ export async function startGatewayServer(options: GatewayServerOptions = {}): Pr
       client_login_wait: 0,
       ...options.server,
     },
-    api: { address: '127.0.0.1:0', auth: API_USER.join(':'), user_login_wait: 0 },
+    api: { address: '127.0.0.1:0', auth: API_USER.join(':'), user_login_wait: 0, ...options.api },
     database: database ? database.settings : { db_type: 'sqlite' },
   };
   const config = resolveConfigPaths(svcdConfigSchema.parse(raw), join(dataDir, 'svcd.conf'));

@@ -179,6 +179,14 @@ export class TunnelsService implements ClientObserver {
     return tunnels.flatMap((t) => (t.open ? [{ id: t.id, handle: t.open.handle }] : []));
   }
 
+  /** Tunnels listening on this node now (monitoring; one pass over the connected clients). */
+  openCount(): number {
+    let count = 0;
+    for (const state of this.clients.values())
+      for (const tunnel of state.tunnels.values()) if (tunnel.open) count += 1;
+    return count;
+  }
+
   attached(id: string): void {
     // A reconnect that replaced the old connection before it was noticed dead: its listeners go first.
     this.detached(id);

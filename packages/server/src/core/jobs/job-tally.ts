@@ -1,0 +1,102 @@
+import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
+import {
+  noJobs,
+  type FinishedJob,
+  type JobOutcome,
+  type JobRepository,
+  type JobStatusCounts,
+  type StartedJob,
+} from './ports.js';
+
+/**
+ * Counts what this process did to jobs, for monitoring: how many entered each status (created `running`, or
+ * created already `failed` when a multi-client child could not start; ended `successful`, `failed` or `unknown`)
+ * and which jobs this process created that have not ended. Reading it costs nothing per job.
+ */
+export class JobTally {
+  private readonly entered: JobStatusCounts = noJobs();
+  private readonly running = new Set<string>();
+
+  /** Jobs that entered each status since this process started. */
+  enteredCounts(): Readonly<JobStatusCounts> {
+    return this.entered;
+  }
+
+  /** Jobs this process created that are still running (a result of an older process's job does not count). */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  created(job: Job): void {
+    this.entered[job.status] += 1;
+    if (job.status === 'running') this.running.add(job.jid);
+  }
+
+  ended(item: FinishedJob): void {
+    this.entered[item.outcome.status] += 1;
+    this.running.delete(item.jid);
+  }
+}
+
+/**
+ * The job repository, counting every stored change of status in a tally: every path that creates or ends a job
+ * (one client or many, results, refusals) goes through these writes, so nothing is counted twice or missed.
+ */
+export class CountingJobRepository implements JobRepository {
+  constructor(
+    private readonly repository: JobRepository,
+    private readonly tally: JobTally,
+  ) {}
+
+  async insert(job: Job): Promise<void> {
+    await this.repository.insert(job);
+    this.tally.created(job);
+  }
+
+  async insertMany(jobs: readonly Job[]): Promise<void> {
+    await this.repository.insertMany(jobs);
+    for (const job of jobs) this.tally.created(job);
+  }
+
+  async finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
+    const stored = await this.repository.finish(clientId, jid, outcome);
+    if (stored) this.tally.ended({ clientId, jid, outcome });
+    return stored;
+  }
+
+  async finishMany(items: readonly FinishedJob[]): Promise<boolean[]> {
+    const stored = await this.repository.finishMany(items);
+    items.forEach((item, i) => {
+      if (stored[i]) this.tally.ended(item);
+    });
+    return stored;
+  }
+
+  listByMultiJob(multiJobId: string): Promise<Job[]> {
+    return this.repository.listByMultiJob(multiJobId);
+  }
+
+  countByMultiJob(multiJobId: string): Promise<JobStatusCounts> {
+    return this.repository.countByMultiJob(multiJobId);
+  }
+
+  getById(jid: string): Promise<Job | undefined> {
+    return this.repository.getById(jid);
+  }
+
+  get(clientId: string, jid: string): Promise<Job | undefined> {
+    return this.repository.get(clientId, jid);
+  }
+
+  markStarted(jid: string, started: JobRunReply): Promise<void> {
+    return this.repository.markStarted(jid, started);
+  }
+
+  markStartedMany(items: readonly StartedJob[]): Promise<void> {
+    return this.repository.markStartedMany(items);
+  }
+
+  list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    return this.repository.list(clientId, query);
+  }
+}
