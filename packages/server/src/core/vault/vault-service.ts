@@ -27,6 +27,7 @@ export interface VaultOptions {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+const OPEN: Promise<void> = Promise.resolve();
 
 /**
  * The vault's states (spec 3): uninitialized → init → unlocked ⇄ locked; a restart starts locked. The data key
@@ -172,9 +173,15 @@ export class VaultService {
     return entry;
   }
 
-  /** Checks that the vault is initialized and unlocked, else throws the 409 saying which it is not. */
-  async assertOpen(): Promise<void> {
-    if (this.#dataKey) return;
+  /**
+   * Resolves while the vault is unlocked, else rejects with the 409 saying whether it is locked or not initialized.
+   * Every vault request passes here, so the open case returns a settled promise without another async call.
+   */
+  assertOpen(): Promise<void> {
+    return this.#dataKey ? OPEN : this.#notOpen();
+  }
+
+  async #notOpen(): Promise<never> {
     throw (await this.#isInitialized()) ? vaultErrors.locked() : vaultErrors.notInitialized();
   }
 
