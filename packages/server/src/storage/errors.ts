@@ -119,7 +119,12 @@ export async function withStorageErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof AppError || !isUnavailableError(err)) throw err;
-    throw storageUnavailable(describeDriverError(err));
+    throw asStorageError(err);
   }
+}
+
+/** What withStorageErrors throws for `err`, for synchronous driver calls. */
+export function asStorageError(err: unknown): unknown {
+  if (err instanceof AppError || !isUnavailableError(err)) return err;
+  return storageUnavailable(describeDriverError(err));
 }

@@ -104,7 +104,7 @@ export class VaultService {
 
   async get(caller: VaultCaller, id: number): Promise<VaultEntry> {
     await this.assertOpen();
-    const entry = await this.#readable(caller, id);
+    const entry = this.#permitted(caller, id, await this.repository.get(id));
     const value = decryptValue(this.#currentKey(), entry.value, entry.client_id, entry.key);
     if (value === undefined) throw vaultErrors.undecryptable(id);
     return {
@@ -165,7 +165,10 @@ export class VaultService {
 
   /** The entry when it exists and the caller may use it (spec 4.10: required_group). */
   async #readable(caller: VaultCaller, id: number): Promise<StoredVaultEntry> {
-    const entry = await this.repository.get(id);
+    return this.#permitted(caller, id, await this.repository.get(id));
+  }
+
+  #permitted(caller: VaultCaller, id: number, entry: StoredVaultEntry | undefined): StoredVaultEntry {
     if (!entry) throw vaultErrors.entryNotFound(id);
     if (entry.required_group !== '' && !caller.groups.includes(entry.required_group)) {
       throw vaultErrors.groupRequired(entry.required_group);
