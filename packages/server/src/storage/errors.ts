@@ -123,8 +123,9 @@ export async function withStorageErrors<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** What withStorageErrors throws for `err`, for synchronous driver calls. */
-export function asStorageError(err: unknown): unknown {
-  if (err instanceof AppError || !isUnavailableError(err)) return err;
-  return storageUnavailable(describeDriverError(err));
+/** What withStorageErrors throws for `err`, for synchronous driver calls (which throw Errors). */
+export function asStorageError(err: unknown): Error {
+  if (isUnavailableError(err) && !(err instanceof AppError))
+    return storageUnavailable(describeDriverError(err));
+  return err instanceof Error ? err : new Error(String(err));
 }
