@@ -10,8 +10,9 @@
  *   npm run build && npm run bench:vault
  *
  * Environment: BENCH_SECONDS (default 10) per measured run after BENCH_WARMUP_SECONDS (default 2),
- * BENCH_CONNECTIONS (default 10) for run 2, BENCH_LIST_CONNECTIONS (default 4) for run 3, BENCH_STRICT=1 to exit 1
- * when a target fails.
+ * BENCH_CONNECTIONS (default 10) for run 2, BENCH_LIST_CONNECTIONS (default 4) for run 3, BENCH_VAULT_ENTRIES,
+ * BENCH_VAULT_UNLOCKS, BENCH_SVCD_NODE_ARGS (extra node flags for svcd, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`),
+ * BENCH_STRICT=1 to exit 1 when a target fails.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,7 @@ const LIST_CONNECTIONS = envNumber('BENCH_LIST_CONNECTIONS', 4, 1000);
 const ENTRIES = envNumber('BENCH_VAULT_ENTRIES', 10_000, 1_000_000);
 const UNLOCKS = envNumber('BENCH_VAULT_UNLOCKS', 5, 100);
 const STRICT = process.env['BENCH_STRICT'] === '1';
+const SVCD_NODE_ARGS = (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
 const VAULT_PASSWORD = 'bench-vault-password';
 const FILL_CONCURRENCY = 8;
 
@@ -108,7 +110,7 @@ async function measure(name: string, url: string, connections: number, bearer: s
 
 async function main(): Promise<boolean> {
   const workDir = await mkdtemp(join(tmpdir(), 'svcd-bench-vault-'));
-  const svcd = new SvcdProcess({ workDir, maxHandshakes: 0, nodeArgs: [] });
+  const svcd = new SvcdProcess({ workDir, maxHandshakes: 0, nodeArgs: SVCD_NODE_ARGS });
   try {
     await svcd.start();
     const api = svcd.apiBase;
@@ -238,6 +240,7 @@ async function main(): Promise<boolean> {
         connections: CONNECTIONS,
         listConnections: LIST_CONNECTIONS,
         entries: ENTRIES,
+        svcdNodeArgs: SVCD_NODE_ARGS,
       },
       machine: machine(),
       initMs,

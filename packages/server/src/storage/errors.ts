@@ -119,7 +119,13 @@ export async function withStorageErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof AppError || !isUnavailableError(err)) throw err;
-    throw storageUnavailable(describeDriverError(err));
+    throw asStorageError(err);
   }
+}
+
+/** What withStorageErrors throws for `err`, for synchronous driver calls (which throw Errors). */
+export function asStorageError(err: unknown): Error {
+  if (isUnavailableError(err) && !(err instanceof AppError))
+    return storageUnavailable(describeDriverError(err));
+  return err instanceof Error ? err : new Error(String(err));
 }

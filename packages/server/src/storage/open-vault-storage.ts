@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path';
+import type SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { VaultRepository } from '../core/vault/ports.js';
 import type { Database } from './database.js';
@@ -46,22 +47,24 @@ export async function openVaultStorage(
   }
   const file = vaultFile(settings.db_name, dataDir);
   let db: Kysely<VaultSchema> | undefined;
+  let handle: SQLite.Database | undefined;
   try {
-    db = new Kysely<VaultSchema>({
-      dialect: new SqliteDialect({ database: cachingStatements(openSqliteFile(file, 'FULL')) }),
-    });
+    handle = openSqliteFile(file, 'FULL');
+    db = new Kysely<VaultSchema>({ dialect: new SqliteDialect({ database: cachingStatements(handle) }) });
     await sql`select 1`.execute(db);
     await migrateToLatest(db, 'sqlite', VAULT_SCHEMA);
   } catch (err) {
-    await db?.destroy().catch(() => undefined);
+    if (db) await db.destroy().catch(() => undefined);
+    else handle?.close();
     throw new Error(`cannot open the vault database file "${file}": ${describeDriverError(err)}`, {
       cause: err,
     });
   }
   const opened = db;
+  const repository = new SqlVaultRepository(opened, 'sqlite', handle);
   let closing: Promise<void> | undefined;
   return {
-    repository: new SqlVaultRepository(opened, 'sqlite'),
+    repository,
     description: `sqlite file "${file}"`,
     close: () => (closing ??= opened.destroy()),
   };

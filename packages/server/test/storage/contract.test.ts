@@ -1104,6 +1104,31 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(byDate.data.map((e) => e.key)).toEqual(['Beta', 'alpha', 'gamma']);
       for (const id of ids) await repo.delete(id);
     });
+
+    it('reads by id what another opening of the same storage wrote, changed and deleted; never a stale row', async () => {
+      // Another svcd node on PostgreSQL/MySQL, another handle on the same vault.db with SQLite.
+      const other = await openVaultStorage(database, testDb.settings, testDb.dataDir);
+      try {
+        const id = (await other.repository.insert(entry({ key: 'shared' }))) as number;
+        expect(await vault.repository.get(id)).toMatchObject({ key: 'shared', value: 'AXNlYWxlZA==' });
+        const change = { ...entry({ key: 'shared' }), value: 'b3RoZXI=', updated_by: 'node-2' };
+        expect(await other.repository.update(id, change)).toBe('updated');
+        expect(await vault.repository.get(id)).toMatchObject({ value: 'b3RoZXI=', updated_by: 'node-2' });
+        expect(await other.repository.delete(id)).toBe(true);
+        expect(await vault.repository.get(id)).toBeUndefined();
+      } finally {
+        await other.close();
+      }
+    });
+
+    // PostgreSQL/MySQL share svcd's pool, which the vault's close() leaves open; SQLite's vault file closes.
+    it.runIf(engine === 'sqlite')('a read by id after close answers "unavailable"', async () => {
+      const closing = await openVaultStorage(database, testDb.settings, testDb.dataDir);
+      await closing.close();
+      await expect(closing.repository.get(1)).rejects.toMatchObject({
+        code: ERROR_CODES.storageUnavailable,
+      });
+    });
   });
 
   describe('two-factor logins and TOTP secrets', () => {

@@ -62,10 +62,11 @@ function open(key: Buffer, sealed: Buffer, aad: Buffer): Buffer | undefined {
   decipher.setAAD(aad);
   decipher.setAuthTag(tag);
   try {
-    return Buffer.concat([
-      decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)),
-      decipher.final(),
-    ]);
+    // GCM is a stream mode: update() yields all the plaintext and final() only checks the tag (it throws on a
+    // mismatch), so nothing is returned before the tag has been verified.
+    const plaintext = decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES));
+    decipher.final();
+    return plaintext;
   } catch {
     return undefined;
   }

@@ -27,6 +27,7 @@ export interface VaultOptions {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+const OPEN: Promise<void> = Promise.resolve();
 
 /**
  * The vault's states (spec 3): uninitialized → init → unlocked ⇄ locked; a restart starts locked. The data key
@@ -103,7 +104,7 @@ export class VaultService {
 
   async get(caller: VaultCaller, id: number): Promise<VaultEntry> {
     await this.assertOpen();
-    const entry = await this.#readable(caller, id);
+    const entry = this.#permitted(caller, id, await this.repository.get(id));
     const value = decryptValue(this.#currentKey(), entry.value, entry.client_id, entry.key);
     if (value === undefined) throw vaultErrors.undecryptable(id);
     return {
@@ -164,7 +165,10 @@ export class VaultService {
 
   /** The entry when it exists and the caller may use it (spec 4.10: required_group). */
   async #readable(caller: VaultCaller, id: number): Promise<StoredVaultEntry> {
-    const entry = await this.repository.get(id);
+    return this.#permitted(caller, id, await this.repository.get(id));
+  }
+
+  #permitted(caller: VaultCaller, id: number, entry: StoredVaultEntry | undefined): StoredVaultEntry {
     if (!entry) throw vaultErrors.entryNotFound(id);
     if (entry.required_group !== '' && !caller.groups.includes(entry.required_group)) {
       throw vaultErrors.groupRequired(entry.required_group);
@@ -172,9 +176,15 @@ export class VaultService {
     return entry;
   }
 
-  /** Checks that the vault is initialized and unlocked, else throws the 409 saying which it is not. */
-  async assertOpen(): Promise<void> {
-    if (this.#dataKey) return;
+  /**
+   * Resolves while the vault is unlocked, else rejects with the 409 saying whether it is locked or not initialized.
+   * Every vault request passes here, so the open case returns a settled promise without another async call.
+   */
+  assertOpen(): Promise<void> {
+    return this.#dataKey ? OPEN : this.#notOpen();
+  }
+
+  async #notOpen(): Promise<never> {
     throw (await this.#isInitialized()) ? vaultErrors.locked() : vaultErrors.notInitialized();
   }
 
