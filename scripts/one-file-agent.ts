@@ -55,7 +55,8 @@ export async function bundleAgent(): Promise<void> {
     legalComments: 'linked',
     logLevel: 'warning',
   });
-  if (result.errors.length > 0) throw new Error(`esbuild failed: ${result.errors.map((e) => e.text).join('; ')}`);
+  if (result.errors.length > 0)
+    throw new Error(`esbuild failed: ${result.errors.map((e) => e.text).join('; ')}`);
 }
 
 const run = promisify(execFile);
