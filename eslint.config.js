@@ -2,7 +2,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '.build/**', 'data/**', 'node_modules/**', '**/bin/*.js', 'eslint.config.js'] },
+  {
+    ignores: [
+      '**/dist/**',
+      'dist-agent/**',
+      '.build/**',
+      'data/**',
+      'node_modules/**',
+      '**/bin/*.js',
+      'eslint.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -112,9 +112,14 @@ export interface ProcessOptions {
 }
 
 export function startProcess(bin: string, args: string[], options: ProcessOptions = {}) {
+  return startExecutable(process.execPath, [bin, ...args], options);
+}
+
+/** Starts `file` itself (not through node), e.g. the one-file agent. */
+export function startExecutable(file: string, args: string[], options: ProcessOptions = {}) {
   const env: Record<string, string | undefined> = { ...process.env, NODE_ENV: 'test', ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, [bin, ...args], {
+  const child = spawn(file, args, {
     cwd: options.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
     env,

@@ -17,12 +17,17 @@ const program = buildProgram((commandLine) =>
   runAgent(commandLine, { auth: process.env.SVC_AUTH, cwd: process.cwd() }),
 ).exitOverride();
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  // Commander has printed its message; 64 (usage), like 78 (config), tells systemd a restart will not help.
-  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
-  // UsageError, ConfigError and start-up failures carry a message meant for the person at the keyboard.
-  process.stderr.write(`svc: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(err instanceof UsageError ? EXIT_CONFIG : exitCodeOf(err));
+// No top-level await: the one-file agent is bundled as CommonJS, which has none.
+async function main(): Promise<void> {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    // Commander has printed its message; 64 (usage), like 78 (config), tells systemd a restart will not help.
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
+    // UsageError, ConfigError and start-up failures carry a message meant for the person at the keyboard.
+    process.stderr.write(`svc: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(err instanceof UsageError ? EXIT_CONFIG : exitCodeOf(err));
+  }
 }
+
+void main();

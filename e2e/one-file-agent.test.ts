@@ -1,0 +1,141 @@
+/**
+ * The one-file agent (`npm run build:agent`, issue 18): built here, then started directly, with no node on its PATH
+ * and no node_modules around it, against a real svcd: it connects, a tunnel carries bytes, and a command runs.
+ */
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
+import { createApiClient, type ApiClient } from '../test-support/api-client.js';
+import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
+
+const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
+const CLIENT_ID = 'one-file';
+
+let dir: string;
+let api: ApiClient;
+let svcd: RunningProcess | undefined;
+let agent: RunningProcess | undefined;
+let echo: Server | undefined;
+let agentFile: string;
+
+function roundTrip(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.once('end', () => resolve(received));
+    socket.once('error', reject);
+    socket.end(text);
+  });
+}
+
+beforeAll(async () => {
+  // The build is part of the test (as CI must build it): ~5 s, mostly copying and patching the node binary.
+  await buildOneFileAgent();
+  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-one-file-'));
+  // A copy in a folder with no node_modules anywhere above it, and a PATH holding only sh (the default
+  // interpreter for commands): no node to be found.
+  agentFile = join(dir, 'svc');
+  await copyFile(ONE_FILE_AGENT, agentFile);
+  await mkdir(join(dir, 'bin'));
+  await symlink('/bin/sh', join(dir, 'bin', 'sh'));
+  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
+  echo.listen(0, '127.0.0.1');
+  await once(echo, 'listening');
+  const [apiPort, clientPort] = [await freePort(), await freePort()];
+  await writeAdminUserFile(dir);
+  const svcdConf = join(dir, 'svcd.conf');
+  await writeFile(
+    svcdConf,
+    [
+      '[server]',
+      `address = "127.0.0.1:${clientPort}"`,
+      'data_dir = "data"',
+      'key_seed = "e2e-one-file-seed"',
+      'auth = "agent:agent-password-1"',
+      '[api]',
+      `address = "127.0.0.1:${apiPort}"`,
+      'auth_file = "users.json"',
+    ].join('\n'),
+  );
+  svcd = await startSvcdProcess(svcdConf);
+  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  const agentConf = join(dir, 'svc.conf');
+  await writeFile(
+    agentConf,
+    [
+      '[client]',
+      `server = "http://127.0.0.1:${clientPort}"`,
+      'auth = "agent:agent-password-1"',
+      `id = "${CLIENT_ID}"`,
+      `fingerprint = "${fingerprint}"`,
+      'data_dir = "agent-data"',
+      '[remote-commands]',
+      'enabled = true',
+    ].join('\n'),
+  );
+  agent = startExecutable(agentFile, ['-c', agentConf], {
+    cwd: dir,
+    env: { PATH: join(dir, 'bin'), SVC_AUTH: undefined, NODE_OPTIONS: undefined },
+  });
+  await agent.waitForLog('connected to svcd');
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await svcd?.stop();
+  echo?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the one-file agent', () => {
+  test('runs as its own executable, not through node, with no node_modules near it', async () => {
+    expect(await readlink(`/proc/${agent!.child.pid}/exe`)).toBe(agentFile);
+    for (let up = dir; up !== '/'; up = join(up, '..'))
+      expect(existsSync(join(up, 'node_modules'))).toBe(false);
+    expect(agent!.stderr).toBe('');
+  });
+
+  test('a tunnel through it carries bytes both ways', async () => {
+    const echoPort = (echo!.address() as AddressInfo).port;
+    const res = await api.request('PUT', `/clients/${CLIENT_ID}/tunnels?remote=127.0.0.1:${echoPort}`, {
+      auth: ADMIN,
+    });
+    expect(res.status, res.text).toBe(200);
+    const lport = Number(res.json.data.lport);
+    const text = 'through the one-file agent\n'.repeat(5000);
+    expect(await roundTrip(lport, text)).toBe(text);
+  });
+
+  test('it runs a remote command', async () => {
+    const res = await api.post(
+      `/clients/${CLIENT_ID}/commands`,
+      { command: '/usr/bin/echo hi' },
+      { auth: ADMIN },
+    );
+    expect(res.status, res.text).toBe(200);
+    const jid = res.json.data.jid as string;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const view = (await api.get(`/clients/${CLIENT_ID}/commands/${jid}`, { auth: ADMIN })).json.data;
+      if (view.status !== 'running') {
+        expect(view, view.error as string).toMatchObject({
+          status: 'successful',
+          exit_code: 0,
+          result: { stdout: 'hi\n' },
+        });
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`job ${jid} still running after 20 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+});
