@@ -5,11 +5,12 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
+import { roundTrip } from '../test-support/tcp.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
 import { freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
@@ -23,18 +24,6 @@ let svcd: RunningProcess | undefined;
 let agent: RunningProcess | undefined;
 let echo: Server | undefined;
 let agentFile: string;
-
-function roundTrip(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.once('end', () => resolve(received));
-    socket.once('error', reject);
-    socket.end(text);
-  });
-}
 
 beforeAll(async () => {
   // The build is part of the test (as CI must build it): ~5 s, mostly copying and patching the node binary.

@@ -4,12 +4,13 @@
  */
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tunnelSchema, type TunnelData } from '../packages/protocol/src/index.js';
 import { writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { roundTrip } from '../test-support/tcp.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import {
   SVCD_BIN,
@@ -49,19 +50,6 @@ async function tunnelsOf(clientId: string): Promise<TunnelData[]> {
   const res = await api.get(`/clients/${clientId}`, { auth: ADMIN });
   expect(res.status, res.text).toBe(200);
   return (res.json.data.tunnels as unknown[]).map((t) => tunnelSchema.parse(t));
-}
-
-/** Sends a line through the tunnel port and returns what the echo target sent back. */
-function roundTrip(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.once('end', () => resolve(received));
-    socket.once('error', reject);
-    socket.end(text);
-  });
 }
 
 beforeAll(async () => {

@@ -1,0 +1,14 @@
+import { connect } from 'node:net';
+
+/** Sends `text` to 127.0.0.1:`port`, half-closes, and resolves with everything the other end sent back. */
+export function roundTrip(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.once('end', () => resolve(received));
+    socket.once('error', reject);
+    socket.end(text);
+  });
+}
