@@ -59,6 +59,7 @@ import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
+import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
@@ -283,12 +284,18 @@ export async function startServer(
         auth,
         secondFactor,
         users: new UsersService(users, hasher, secondFactor.sendTo, (username) =>
-          apiTokenRepository.deleteAllOf(username),
+          deleteUserLeftovers(database, username),
         ),
-        me: new MeService(users, hasher, (name, password, ip) => auth.checkPassword(name, password, ip), {
-          twoFaEnabled: config.api.two_fa_token_delivery !== undefined,
-          totpEnabled: config.api.totp_enabled,
-        }),
+        me: new MeService(
+          users,
+          hasher,
+          (name, password, ip) => auth.checkPassword(name, password, ip),
+          {
+            twoFaEnabled: config.api.two_fa_token_delivery !== undefined,
+            totpEnabled: config.api.totp_enabled,
+          },
+          secondFactor.sendTo,
+        ),
         apiTokens: new ApiTokensService(apiTokenRepository, systemClock),
         ...delegatedAuth(config.api, users, hasher),
         clients: new ClientsService(clients, clientGroups),

@@ -8,7 +8,7 @@ import { parseBody } from '../http/body.js';
 import { createBcryptHasher } from '../infra/bcrypt-hasher.js';
 import { openDatabase, type Database } from '../storage/database.js';
 import { openUserStore } from '../storage/open-user-store.js';
-import { SqlApiTokenRepository } from '../storage/api-token-repository.js';
+import { deleteUserLeftovers } from '../storage/user-leftovers.js';
 
 export type UserAction = 'add' | 'change' | 'delete';
 
@@ -46,7 +46,7 @@ export async function runUserCommand(
   try {
     const store = await openUserStore(config.api, getDatabase, hasher);
     const service = new UsersService(store, hasher, undefined, async (username) =>
-      new SqlApiTokenRepository(await getDatabase()).deleteAllOf(username),
+      deleteUserLeftovers(await getDatabase(), username),
     );
     const groups = input.groups.length > 0 ? input.groups : undefined;
     switch (input.action) {

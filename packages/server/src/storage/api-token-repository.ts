@@ -106,14 +106,4 @@ export class SqlApiTokenRepository implements ApiTokenRepository {
       return Number(result.numDeletedRows) > 0;
     });
   }
-
-  deleteAllOf(username: string): Promise<number> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db
-        .deleteFrom('api_tokens')
-        .where('username', '=', username)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    });
-  }
 }

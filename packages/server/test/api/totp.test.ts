@@ -99,7 +99,7 @@ describe.each<StoreKind>(['file', 'database:sqlite', 'database:postgres'])(
       expect((await t.api.get('/status', basic(ADMIN))).status).toBe(401);
     });
 
-    test('GET and DELETE /me/totp-secret with the auth token; the next login is pending again', async () => {
+    test('GET and DELETE /me/totp-secret with the auth token; the next login is pending again, as after the user is deleted', async () => {
       const user = { username: 'dora', password: 'dora-secret-1', groups: [] };
       const adminToken = await enrol(ADMIN);
       expect((await t.api.post('/users', user, bearer(adminToken))).status).toBe(201);
@@ -130,6 +130,17 @@ describe.each<StoreKind>(['file', 'database:sqlite', 'database:postgres'])(
       expect(
         (await t.api.delete('/users/nobody/totp-secret', bearer(adminVerified.json.data.token))).status,
       ).toBe(404);
+
+      // Deleting a user deletes their secret: a new user of that name starts without one.
+      await enrol(user);
+      expect((await login(user)).twoFa.totp_key_status).toBe('exists');
+      // The user file answers 200: the change takes effect at the next reload.
+      expect((await t.api.delete('/users/dora', bearer(adminToken))).status).toBe(
+        store === 'file' ? 200 : 204,
+      );
+      expect((await t.api.post('/users', user, bearer(adminToken))).status).toBe(201);
+      if (store === 'file') await t.server.reloadUsers();
+      expect((await login(user)).twoFa.totp_key_status).toBe('pending');
     });
   },
 );

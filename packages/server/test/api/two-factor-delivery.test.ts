@@ -169,6 +169,22 @@ describe.each<StoreKind>(['file', 'database:sqlite', 'database:postgres'])(
       const badChange = await t.api.put('/users/carol', { two_fa_send_to: 'x@' }, bearer(token));
       expect(badChange.status).toBe(400);
     });
+
+    test('PUT /me applies the same rule to the caller: an invalid or empty two_fa_send_to is 400, a valid one is kept', async () => {
+      const { loginToken, code } = await startLogin(ADMIN);
+      const token = (await t.api.post('/verify-2fa', { username: 'admin', token: code }, bearer(loginToken)))
+        .json.data.token as string;
+      for (const value of ['not-mail', '']) {
+        const bad = await t.api.put('/me', { two_fa_send_to: value }, bearer(token));
+        expect(bad.status).toBe(400);
+        expect(errorCode(bad)).toBe('ERR_TWO_FA_SEND_TO_INVALID');
+      }
+      expect((await t.api.get('/me', bearer(token))).json.data.two_fa_send_to).toBe('admin@example.com');
+      const good = await t.api.put('/me', { two_fa_send_to: 'root@example.com' }, bearer(token));
+      expect(good.status).toBe(store === 'file' ? 200 : 204);
+      if (store === 'file') await t.server.reloadUsers();
+      expect((await t.api.get('/me', bearer(token))).json.data.two_fa_send_to).toBe('root@example.com');
+    });
   },
 );
 

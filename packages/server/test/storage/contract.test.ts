@@ -31,6 +31,7 @@ import { VAULT_LIST } from '../../src/core/vault/vault-list.js';
 import type { UserTableNames } from '../../src/storage/user-tables.js';
 import { SqlPendingLoginStore, SqlTotpSecretStore } from '../../src/storage/two-factor-repository.js';
 import { SqlApiTokenRepository } from '../../src/storage/api-token-repository.js';
+import { deleteUserLeftovers } from '../../src/storage/user-leftovers.js';
 import type { ApiTokenRecord } from '../../src/core/api-tokens/ports.js';
 
 /** Each test gets its own user tables inside the engine's fresh database. */
@@ -1311,18 +1312,55 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect((await repo.findByPrefix('upd00002'))?.name).toBe('two');
     });
 
-    it("deletes one token of its owner only, and all of a user's tokens", async () => {
+    it('deletes one token of its owner only', async () => {
       const repo = new SqlApiTokenRepository(database);
       await repo.insert(token('del00001', 'tok-gina', 'a'));
       await repo.insert(token('del00002', 'tok-gina', 'b'));
-      await repo.insert(token('del00003', 'tok-hank', 'a'));
       expect(await repo.delete('tok-hank', 'del00001')).toBe(false);
       expect(await repo.delete('tok-gina', 'del00001')).toBe(true);
       expect(await repo.delete('tok-gina', 'del00001')).toBe(false);
-      await repo.insert(token('del00004', 'tok-gina', 'c'));
-      expect(await repo.deleteAllOf('tok-gina')).toBe(2);
-      expect(await repo.listOf('tok-gina')).toEqual([]);
-      expect(await repo.findByPrefix('del00003')).toBeDefined();
+      expect((await repo.listOf('tok-gina')).map((t) => t.prefix)).toEqual(['del00002']);
+    });
+  });
+
+  describe("a deleted user's leftovers", () => {
+    it('removes API tokens, the TOTP secret and pending logins of that user only', async () => {
+      const tokens = new SqlApiTokenRepository(database);
+      const totp = new SqlTotpSecretStore(database);
+      const pending = new SqlPendingLoginStore(database);
+      for (const username of ['gone-ivy', 'kept-jo']) {
+        await tokens.insert({
+          prefix: `${username.slice(0, 4)}0001`,
+          username,
+          name: 'ci',
+          scope: 'read',
+          secretHash: 'cd'.repeat(32),
+          createdAt: new Date(1_700_000_000_000),
+          expiresAt: new Date('2100-01-01T00:00:00Z'),
+        });
+        await totp.create({
+          username,
+          secret: 'JBSWY3DPEHPK3PXP',
+          lastUsedStep: null,
+          createdAt: new Date(0),
+        });
+        await pending.create({
+          sessionId: `left-${engine}-${username}`,
+          username,
+          codeHash: null,
+          codeExpiresAt: null,
+          attempts: 0,
+          tokenLifetimeS: null,
+          expiresAt: new Date(1_700_000_600_000),
+        });
+      }
+      await deleteUserLeftovers(database, 'gone-ivy');
+      expect(await tokens.listOf('gone-ivy')).toEqual([]);
+      expect(await totp.find('gone-ivy')).toBeUndefined();
+      expect(await pending.find(`left-${engine}-gone-ivy`)).toBeUndefined();
+      expect(await tokens.listOf('kept-jo')).toHaveLength(1);
+      expect(await totp.find('kept-jo')).toBeDefined();
+      expect(await pending.find(`left-${engine}-kept-jo`)).toBeDefined();
     });
   });
 });

@@ -30,6 +30,4 @@ export interface ApiTokenRepository {
   /** The changed token, or undefined when the user has none with that prefix; a name clash throws nameTaken. */
   update(username: string, prefix: string, changes: ApiTokenChanges): Promise<ApiTokenRecord | undefined>;
   delete(username: string, prefix: string): Promise<boolean>;
-  /** Removes every token of a user (the user was deleted); the number removed. */
-  deleteAllOf(username: string): Promise<number>;
 }

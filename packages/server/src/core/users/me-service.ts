@@ -1,5 +1,6 @@
 import { AppError, ERROR_CODES, type MeData, type UpdateMeBody } from '@svc/protocol';
 import type { PasswordHasher } from '../auth/ports.js';
+import { checkSendTo, type SendToRule } from './send-to-rule.js';
 import type { UserChanges, UserRecord, UserStore } from './user-store.js';
 
 /** Which second factor this server's logins ask for. */
@@ -28,6 +29,7 @@ export class MeService {
     private readonly hasher: PasswordHasher,
     private readonly checkPassword: PasswordCheck,
     private readonly mode: SecondFactorMode,
+    private readonly sendToRule?: SendToRule,
   ) {}
 
   describe(caller: UserRecord): MeData {
@@ -59,14 +61,14 @@ export class MeService {
         'send password (with old_password) and/or two_fa_send_to',
       );
     }
+    const twoFaSendTo = checkSendTo(this.sendToRule, body.two_fa_send_to, false);
     const changes: UserChanges = {};
     if (body.password !== undefined) {
       if (body.old_password === undefined) throw oldPasswordRequired();
       await this.checkOldPassword(caller.username, body.old_password, ip);
       changes.passwordHash = await this.hasher.hash(body.password);
     }
-    if (body.two_fa_send_to !== undefined)
-      changes.twoFaSendTo = body.two_fa_send_to === '' ? null : body.two_fa_send_to;
+    if (twoFaSendTo !== undefined) changes.twoFaSendTo = twoFaSendTo === '' ? null : twoFaSendTo;
     await this.store.update(caller.username, changes);
     return { inEffect: this.store.writesVisibleAtOnce };
   }

@@ -1,6 +1,7 @@
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import type { PasswordHasher } from '../auth/ports.js';
 import { ADMIN_GROUP, assertAdmin, isAdmin, type UserRecord, type UserStore } from './user-store.js';
+import { checkSendTo, type SendToRule } from './send-to-rule.js';
 import { findLookAlike, lookupForms, userExistsError } from './username.js';
 
 export interface UserInput {
@@ -14,11 +15,6 @@ export interface UserUpdate {
   password?: string;
   groups?: string[];
   two_fa_send_to?: string;
-}
-
-/** With codes delivered for login, every user needs a two_fa_send_to the delivery can use (spec 5.3.3). */
-export interface SendToRule {
-  problem(value: string): string | undefined;
 }
 
 export interface UserListItem {
@@ -39,7 +35,7 @@ export class UsersService {
     private readonly store: UserStore,
     private readonly hasher: PasswordHasher,
     private readonly sendToRule?: SendToRule,
-    /** Removes what belongs to a deleted user elsewhere (API tokens), so a new user of that name starts clean. */
+    /** Removes what belongs to a deleted user elsewhere (API tokens, TOTP secret, pending 2FA logins), so a new user of that name starts clean. */
     private readonly onDeleted: (username: string) => Promise<unknown> = () => Promise.resolve(),
   ) {}
 
@@ -57,7 +53,7 @@ export class UsersService {
       input.username,
     );
     if (taken !== undefined) throw userExistsError(input.username, taken);
-    const twoFaSendTo = this.checkSendTo(input.two_fa_send_to, true);
+    const twoFaSendTo = checkSendTo(this.sendToRule, input.two_fa_send_to, true);
     const passwordHash = await this.hasher.hash(input.password);
     const groups = uniqueGroups(input.groups ?? []);
     await this.store.create({
@@ -83,7 +79,7 @@ export class UsersService {
         'send password, groups and/or two_fa_send_to; groups replaces the whole list',
       );
     }
-    const twoFaSendTo = this.checkSendTo(changes.two_fa_send_to, false);
+    const twoFaSendTo = checkSendTo(this.sendToRule, changes.two_fa_send_to, false);
     const users = await this.store.listForWrite();
     const target = findOrThrow(users, username);
     const groups = changes.groups === undefined ? undefined : uniqueGroups(changes.groups);
@@ -107,20 +103,6 @@ export class UsersService {
     await this.store.delete(target.username);
     await this.onDeleted(target.username);
     return this.outcome({ username: target.username, groups: [...target.groups] });
-  }
-
-  /** A 400 for a two_fa_send_to the configured delivery cannot use; `required` on create. */
-  private checkSendTo(value: string | undefined, required: boolean): string | undefined {
-    const rule = this.sendToRule;
-    if (!rule || (value === undefined && !required)) return value;
-    const problem = rule.problem(value ?? '');
-    if (problem === undefined) return value;
-    throw new AppError(
-      'invalid',
-      ERROR_CODES.twoFaSendToInvalid,
-      `two_fa_send_to ${problem}`,
-      'two-factor login is on: every user needs a two_fa_send_to the configured delivery can send the code to',
-    );
   }
 
   private assertAllowed(caller: UserRecord): void {
