@@ -10,7 +10,7 @@ import {
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import type { JobsTable, StorageSchema } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
@@ -92,7 +92,33 @@ function toRow(job: Job): Insertable<JobsTable> {
 
 /** Jobs in the `jobs` table (migration 004_jobs); times are epoch milliseconds. */
 export class SqlJobRepository implements JobRepository {
-  constructor(private readonly database: Database) {}
+  /**
+   * The two UPDATEs every job of a fan-out runs (its start, its result), built and compiled once: only their
+   * parameters change, in the order of the `set` keys, then the `where` values.
+   */
+  readonly #markStarted: CompiledQuery;
+  readonly #finish: CompiledQuery;
+
+  constructor(private readonly database: Database) {
+    const { db } = database;
+    this.#markStarted = db.updateTable('jobs').set({ pid: 0, started_at: 0 }).where('jid', '=', '').compile();
+    this.#finish = db
+      .updateTable('jobs')
+      .set({
+        status: '',
+        finished_at: 0,
+        exit_code: 0,
+        error: '',
+        stdout: '',
+        stderr: '',
+        stdout_truncated: 0,
+        stderr_truncated: 0,
+      })
+      .where('jid', '=', '')
+      .where('client_id', '=', '')
+      .where('status', '=', 'running')
+      .compile();
+  }
 
   insert(job: Job): Promise<void> {
     return this.insertMany([job]);
@@ -166,11 +192,10 @@ export class SqlJobRepository implements JobRepository {
   markStartedMany(items: readonly StartedJob[]): Promise<void> {
     return this.inTransaction(async (db) => {
       for (const { jid, started } of items)
-        await db
-          .updateTable('jobs')
-          .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
-          .where('jid', '=', jid)
-          .execute();
+        await db.executeQuery({
+          ...this.#markStarted,
+          parameters: [started.pid, Date.parse(started.started_at), jid],
+        });
     });
   }
 
@@ -184,23 +209,23 @@ export class SqlJobRepository implements JobRepository {
     return this.inTransaction(async (db) => {
       const stored: boolean[] = [];
       for (const { clientId, jid, outcome } of items) {
-        const result = await db
-          .updateTable('jobs')
-          .set({
-            status: outcome.status,
-            finished_at: Date.parse(outcome.finished_at),
-            exit_code: outcome.exit_code,
-            error: outcome.error,
-            stdout: storable(outcome.stdout),
-            stderr: storable(outcome.stderr),
-            stdout_truncated: flag(outcome.stdout_truncated),
-            stderr_truncated: flag(outcome.stderr_truncated),
-          })
-          .where('jid', '=', jid)
-          .where('client_id', '=', clientId)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        stored.push(Number(result.numUpdatedRows) === 1);
+        const result = await db.executeQuery({
+          ...this.#finish,
+          parameters: [
+            outcome.status,
+            Date.parse(outcome.finished_at),
+            outcome.exit_code,
+            outcome.error,
+            storable(outcome.stdout),
+            storable(outcome.stderr),
+            flag(outcome.stdout_truncated),
+            flag(outcome.stderr_truncated),
+            jid,
+            clientId,
+            'running',
+          ],
+        });
+        stored.push(Number(result.numAffectedRows ?? 0) === 1);
       }
       return stored;
     });
