@@ -15,6 +15,7 @@ import type { JobsTable, StorageSchema } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
   jid: 'jid',
+  client_id: 'client_id',
   status: 'status',
   created_at: { column: 'created_at', type: 'number' },
   started_at: { column: 'started_at', type: 'number' },
@@ -143,6 +144,14 @@ export class SqlJobRepository implements JobRepository {
         .orderBy('client_id')
         .execute();
       return rows.map(toJob);
+    });
+  }
+
+  listChildren(multiJobId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    return withStorageErrors(async () => {
+      const base = this.database.db.selectFrom('jobs').selectAll().where('multi_job_id', '=', multiJobId);
+      const { rows, count } = await executeSqlList(base, query, COLUMNS, { tieBreaker: 'jid' });
+      return { data: rows.map(toJob), count };
     });
   }
 

@@ -11,6 +11,7 @@ import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { SqlJobRepository } from '../../src/storage/job-repository.js';
 import { clientGroupParamsSchema, parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
+import { MULTI_JOB_CHILDREN } from '../../src/core/jobs/multi-job-list.js';
 import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
 import { SqlLibraryScriptRepository } from '../../src/storage/library-script-repository.js';
 import { LIBRARY_SCRIPT_LIST } from '../../src/core/library/library-list.js';
@@ -655,6 +656,18 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(read).toEqual(children);
       expect(await jobs.listByMultiJob(byLabels.jid)).toEqual([]);
       expect(await jobs.getById(children[3]!.jid)).toEqual(children[3]);
+      const page = (query: Record<string, string>) =>
+        jobs.listChildren(byIds.jid, parseListQuery(query, MULTI_JOB_CHILDREN));
+      expect(await page({ 'page[limit]': '100', 'page[offset]': '200' })).toEqual({
+        data: children.slice(200),
+        count: 256,
+      });
+      const picked = await page({ 'filter[client_id]': 'client-7', sort: '-created_at' });
+      expect(picked).toEqual({ data: [children[7]], count: 1 });
+      expect(await jobs.listChildren(byLabels.jid, parseListQuery({}, MULTI_JOB_CHILDREN))).toEqual({
+        data: [],
+        count: 0,
+      });
     });
 
     it('counts the children of a multi-client job by status', async () => {

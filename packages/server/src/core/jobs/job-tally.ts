@@ -76,6 +76,10 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.listByMultiJob(multiJobId);
   }
 
+  listChildren(multiJobId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    return this.repository.listChildren(multiJobId, query);
+  }
+
   countByMultiJob(multiJobId: string): Promise<JobStatusCounts> {
     return this.repository.countByMultiJob(multiJobId);
   }

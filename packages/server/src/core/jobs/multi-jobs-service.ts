@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AppError,
   ERROR_CODES,
+  type Job,
   type JobCreated,
   type JobRun,
   type ListQuery,
@@ -82,6 +83,12 @@ export class MultiJobsService {
     const counts = noJobs();
     for (const job of jobs) counts[job.status] += 1;
     return { job: { ...summary, jobs }, counts };
+  }
+
+  /** One page of the children of a multi-client job (the list grammar of MULTI_JOB_CHILDREN). */
+  async children(jid: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    if (!(await this.deps.multiJobs.get(jid))) throw multiJobNotFound(jid);
+    return this.deps.jobs.listChildren(jid, query);
   }
 
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {

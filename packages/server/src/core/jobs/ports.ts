@@ -31,6 +31,8 @@ export interface JobRepository {
   insertMany(jobs: readonly Job[]): Promise<void>;
   /** The children of a multi-client job, oldest first. */
   listByMultiJob(multiJobId: string): Promise<Job[]>;
+  /** The children of a multi-client job, filtered, sorted and paged by the list grammar; count before paging. */
+  listChildren(multiJobId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
   /** How many children of a multi-client job there are in each status (one indexed query, no rows read out). */
   countByMultiJob(multiJobId: string): Promise<JobStatusCounts>;
   /** The job with that id, whichever client it belongs to. */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   JOB_STATUSES,
   jobCreatedSchema,
+  jobSchema,
   multiCommandBodySchema,
   multiJobSchema,
   multiJobSummarySchema,
@@ -10,7 +11,7 @@ import {
   pickFields,
 } from '@svc/protocol';
 import { z } from 'zod';
-import { MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
+import { MULTI_JOB_CHILDREN, MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
@@ -46,6 +47,12 @@ const OPERATIONS = {
     list: MULTI_JOB_ITEM,
     responses: [dataWithMeta(sparse(multiJobSchema), z.object({ jobs: statusCounts }))],
   },
+  children: {
+    tag: 'multi-client commands',
+    summary: 'The jobs of one multi-client job, page by page, with the list grammar',
+    list: MULTI_JOB_CHILDREN,
+    responses: [list(sparse(jobSchema))],
+  },
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.5 and 4.6 for many clients: start a multi-client command or script, read it, list them. */
@@ -71,6 +78,16 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
     const { job, counts } = await multi.get(request.params.jid, withJobs);
     return { data: pickFields(job, fields), meta: { jobs: counts } };
   });
+
+  app.get<{ Params: { jid: string } }>(
+    '/commands/:jid/jobs',
+    documented(OPERATIONS.children),
+    async (request) => {
+      const query = parseListQuery(request.query as Query, MULTI_JOB_CHILDREN);
+      const { data, count } = await multi.children(request.params.jid, query);
+      return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
+    },
+  );
 }
 
 /** POST /scripts; also mounted at the unversioned /api/scripts that the spec's example shows. */
