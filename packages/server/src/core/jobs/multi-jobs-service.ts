@@ -31,6 +31,8 @@ export interface MultiJobsDeps {
   watch: JobWatch;
   clock: Clock;
   log: { warn(obj: object, msg: string): void };
+  /** Told when a run has dispatched all its clients (or stopped), with how many it targeted. */
+  afterRun?: (targets: number) => void;
 }
 
 /** A started multi-client job: its id, how many clients it targets, and a handle for a live observer. */
@@ -146,7 +148,10 @@ export class MultiJobsService {
     const done = runner
       .run()
       .catch((err: unknown) => this.deps.log.warn({ err, jid: multiJob.jid }, 'multi-client job stopped'))
-      .finally(() => this.running.delete(runner));
+      .finally(() => {
+        this.running.delete(runner);
+        this.deps.afterRun?.(targets.length);
+      });
     this.running.set(runner, done);
     return { jid: multiJob.jid, targets: targets.length, detach: () => runner.detach() };
   }
