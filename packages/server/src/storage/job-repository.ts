@@ -99,26 +99,32 @@ export class SqlJobRepository implements JobRepository {
    */
   readonly #markStarted: CompiledQuery;
   readonly #finish: CompiledQuery;
+  /** #finish that also records the start (pid, started_at come after the result's values). */
+  readonly #finishStarted: CompiledQuery;
 
   constructor(private readonly database: Database) {
     const { db } = database;
     this.#markStarted = db.updateTable('jobs').set({ pid: 0, started_at: 0 }).where('jid', '=', '').compile();
-    this.#finish = db
-      .updateTable('jobs')
-      .set({
-        status: '',
-        finished_at: 0,
-        exit_code: 0,
-        error: '',
-        stdout: '',
-        stderr: '',
-        stdout_truncated: 0,
-        stderr_truncated: 0,
-      })
-      .where('jid', '=', '')
-      .where('client_id', '=', '')
-      .where('status', '=', 'running')
-      .compile();
+    const result = {
+      status: '',
+      finished_at: 0,
+      exit_code: 0,
+      error: '',
+      stdout: '',
+      stderr: '',
+      stdout_truncated: 0,
+      stderr_truncated: 0,
+    };
+    const finish = (set: typeof result & { pid?: number; started_at?: number }) =>
+      db
+        .updateTable('jobs')
+        .set(set)
+        .where('jid', '=', '')
+        .where('client_id', '=', '')
+        .where('status', '=', 'running')
+        .compile();
+    this.#finish = finish(result);
+    this.#finishStarted = finish({ ...result, pid: 0, started_at: 0 });
   }
 
   insert(job: Job): Promise<void> {
@@ -198,14 +204,8 @@ export class SqlJobRepository implements JobRepository {
   }
 
   /** One transaction for all of them. */
-  markStartedMany(items: readonly StartedJob[]): Promise<void> {
-    return this.inTransaction(async (db) => {
-      for (const { jid, started } of items)
-        await db.executeQuery({
-          ...this.#markStarted,
-          parameters: [started.pid, Date.parse(started.started_at), jid],
-        });
-    });
+  async markStartedMany(items: readonly StartedJob[]): Promise<void> {
+    await this.recordMany(items, []);
   }
 
   async finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
@@ -215,26 +215,45 @@ export class SqlJobRepository implements JobRepository {
 
   /** One transaction for all of them; says per item whether it was stored. */
   finishMany(items: readonly FinishedJob[]): Promise<boolean[]> {
+    return this.recordMany([], items);
+  }
+
+  /**
+   * One transaction. A result that carries its start records both in one UPDATE; when the result is not stored
+   * (another client's job, or one no longer running) the start is still recorded on its own.
+   */
+  recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]> {
     return this.inTransaction(async (db) => {
-      const stored: boolean[] = [];
-      for (const { clientId, jid, outcome } of items) {
-        const result = await db.executeQuery({
-          ...this.#finish,
-          parameters: [
-            outcome.status,
-            Date.parse(outcome.finished_at),
-            outcome.exit_code,
-            outcome.error,
-            storable(outcome.stdout),
-            storable(outcome.stderr),
-            flag(outcome.stdout_truncated),
-            flag(outcome.stderr_truncated),
-            jid,
-            clientId,
-            'running',
-          ],
+      const markStarted = (jid: string, started: JobRunReply) =>
+        db.executeQuery({
+          ...this.#markStarted,
+          parameters: [started.pid, Date.parse(started.started_at), jid],
         });
-        stored.push(Number(result.numAffectedRows ?? 0) === 1);
+      for (const { jid, started } of starts) await markStarted(jid, started);
+      const stored: boolean[] = [];
+      for (const { clientId, jid, outcome, started } of finishes) {
+        const values = [
+          outcome.status,
+          Date.parse(outcome.finished_at),
+          outcome.exit_code,
+          outcome.error,
+          storable(outcome.stdout),
+          storable(outcome.stderr),
+          flag(outcome.stdout_truncated),
+          flag(outcome.stderr_truncated),
+        ];
+        const where = [jid, clientId, 'running'];
+        const result = await db.executeQuery(
+          started
+            ? {
+                ...this.#finishStarted,
+                parameters: [...values, started.pid, Date.parse(started.started_at), ...where],
+              }
+            : { ...this.#finish, parameters: [...values, ...where] },
+        );
+        const done = Number(result.numAffectedRows ?? 0) === 1;
+        if (!done && started) await markStarted(jid, started);
+        stored.push(done);
       }
       return stored;
     });

@@ -34,4 +34,23 @@ describe('GroupCommit', () => {
     await expect(first).rejects.toThrow('database gone');
     expect(await second).toBe(2);
   });
+
+  test('a batch stops before the item that would take it over maxWeight; a heavier item goes alone', async () => {
+    const writes: number[][] = [];
+    let release: () => void = () => undefined;
+    const commit = new GroupCommit<number, number>(
+      async (items) => {
+        writes.push(items);
+        if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
+        return items;
+      },
+      10,
+      (n) => n,
+      5,
+    );
+    const results = [1, 2, 3, 9, 1, 1].map((n) => commit.submit(n));
+    release();
+    await Promise.all(results);
+    expect(writes).toEqual([[1], [2, 3], [9], [1, 1]]);
+  });
 });

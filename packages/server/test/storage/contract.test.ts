@@ -569,6 +569,35 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await jobs.get('batch-3', c.jid)).toMatchObject({ status: 'successful', pid: null });
     });
 
+    it('records a start together with its result; a result not stored still leaves the start recorded', async () => {
+      const jobs = new SqlJobRepository(database);
+      const [a, b, c] = [newJob('both-1'), newJob('both-2'), newJob('both-3')] as [Job, Job, Job];
+      await jobs.insertMany([a, b, c]);
+      const started = (pid: number) => ({ pid, started_at: `2030-01-01T00:00:0${pid}.000Z` });
+      const stored = await jobs.recordMany(
+        [{ jid: c.jid, started: started(3) }],
+        [
+          { clientId: 'both-1', jid: a.jid, outcome, started: started(1) },
+          { clientId: 'forged', jid: b.jid, outcome, started: started(2) },
+          { clientId: 'both-2', jid: b.jid, outcome: { ...outcome, status: 'successful', exit_code: 0 } },
+        ],
+      );
+      expect(stored).toEqual([true, false, true]);
+      expect(await jobs.get('both-1', a.jid)).toMatchObject({
+        status: 'failed',
+        exit_code: 3,
+        pid: 1,
+        started_at: '2030-01-01T00:00:01.000Z',
+        finished_at: outcome.finished_at,
+      });
+      expect(await jobs.get('both-2', b.jid)).toMatchObject({
+        status: 'successful',
+        pid: 2,
+        started_at: '2030-01-01T00:00:02.000Z',
+      });
+      expect(await jobs.get('both-3', c.jid)).toMatchObject({ status: 'running', pid: 3 });
+    });
+
     it("lists one client's jobs with the list grammar, newest first by default", async () => {
       const jobs = new SqlJobRepository(database);
       const a = newJob('list-1', { created_by: 'bob' });

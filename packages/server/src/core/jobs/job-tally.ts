@@ -100,6 +100,14 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.markStartedMany(items);
   }
 
+  async recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]> {
+    const stored = await this.repository.recordMany(starts, finishes);
+    finishes.forEach((item, i) => {
+      if (stored[i]) this.tally.ended(item);
+    });
+    return stored;
+  }
+
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
     return this.repository.list(clientId, query);
   }

@@ -17,6 +17,8 @@ export interface FinishedJob {
   clientId: string;
   jid: string;
   outcome: JobOutcome;
+  /** The agent's answer to job.run, when it is recorded together with the result (the start is kept either way). */
+  started?: JobRunReply;
 }
 
 export interface StartedJob {
@@ -50,6 +52,8 @@ export interface JobRepository {
   finishMany(items: readonly FinishedJob[]): Promise<boolean[]>;
   /** Several `markStarted` at once, in one transaction. */
   markStartedMany(items: readonly StartedJob[]): Promise<void>;
+  /** `markStartedMany` and `finishMany` in one transaction; one answer per result. */
+  recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]>;
   /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }
