@@ -341,6 +341,8 @@ describe('commands and scripts on many clients', () => {
     expect(full.json.meta).toEqual({ jobs: { running: 0, successful: 2, failed: 2, unknown: 0 } });
     const counted = await t.api.get(`/commands/${jid}?fields[commands]=jid,command`, { auth: AUTH });
     expect(counted.json).toEqual({ data: { jid, command: '/usr/bin/uptime' }, meta: full.json.meta });
+    const targets = await t.api.get(`/commands/${jid}?fields[commands]=client_ids,tags`, { auth: AUTH });
+    expect(targets.json.data).toEqual({ client_ids: ['web-1', 'web-2', 'db-1', 'old-box'], tags: null });
   });
 
   test('GET /commands/{jid}/jobs pages, sorts and filters the children; an unknown jid is 404', async () => {

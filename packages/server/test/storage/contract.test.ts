@@ -677,6 +677,8 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       await repo.insert(byLabels);
       expect(await repo.get(byIds.jid)).toEqual(byIds);
       expect(await repo.get(byLabels.jid)).toEqual(byLabels);
+      expect(await repo.get(byIds.jid, false)).toEqual({ ...byIds, client_ids: null });
+      expect(await repo.get(byLabels.jid, false)).toEqual({ ...byLabels, labels: null });
       expect(await repo.get('10000000-0000-4000-8000-999999999999')).toBeUndefined();
 
       const children = Array.from({ length: 256 }, (_, i) => child(i + 1, byIds.jid, `client-${i}`));

@@ -72,13 +72,15 @@ export class MultiJobsService {
 
   /**
    * The multi-client job with its children and how many of them are in each status. Without `withJobs` the
-   * children are only counted (one indexed query), so following a run of many clients stays cheap.
+   * children are only counted (one indexed query), and without `withTargets` its targeting is left out (null),
+   * so following a run of many clients stays cheap.
    */
   async get(
     jid: string,
     withJobs = true,
+    withTargets = true,
   ): Promise<{ job: MultiJobSummary & Partial<MultiJob>; counts: JobStatusCounts }> {
-    const summary = await this.deps.multiJobs.get(jid);
+    const summary = await this.deps.multiJobs.get(jid, withTargets);
     if (!summary) throw multiJobNotFound(jid);
     if (!withJobs) return { job: summary, counts: await this.deps.jobs.countByMultiJob(jid) };
     const jobs = await this.deps.jobs.listByMultiJob(jid);
@@ -89,7 +91,7 @@ export class MultiJobsService {
 
   /** One page of the children of a multi-client job (the list grammar of MULTI_JOB_CHILDREN). */
   async children(jid: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
-    if (!(await this.deps.multiJobs.get(jid))) throw multiJobNotFound(jid);
+    if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
     return this.deps.jobs.listChildren(jid, query);
   }
 

@@ -19,6 +19,9 @@ import { data, dataWithMeta, documented, list, sparse, type ApiOperation } from 
 
 type Query = Record<string, unknown>;
 
+/** Fields of a multi-client job that are read only when asked for (a run on many clients makes them big). */
+const TARGETING = ['client_ids', 'group_ids', 'tags', 'labels'];
+
 const STARTED = 'Started; follow it with GET /commands/{jid} or live on /ws/commands';
 const statusCounts = z.object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.number().int()])));
 
@@ -71,11 +74,13 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
     return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
   });
 
-  // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read.
+  // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read,
+  // and leaving out the targeting fields skips those too.
   app.get<{ Params: { jid: string } }>('/commands/:jid', documented(OPERATIONS.get), async (request) => {
     const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
-    const withJobs = fields === undefined || fields.includes('jobs');
-    const { job, counts } = await multi.get(request.params.jid, withJobs);
+    const wants = (field: string) => fields === undefined || fields.includes(field);
+    const withTargets = TARGETING.some(wants);
+    const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
     return { data: pickFields(job, fields), meta: { jobs: counts } };
   });
 
