@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CommandBody, Job, JobCreated, JobRun, ListQuery, ScriptBody } from '@svc/protocol';
+import type { CommandBody, Job, JobCreated, JobRun, JobRunReply, ListQuery, ScriptBody } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { GroupCommit } from './group-commit.js';
 import {
@@ -99,14 +99,15 @@ export class JobsService implements JobResultSink {
 
   /**
    * Asks the agent to start a job already stored as `running` and records what it said. When the agent does
-   * not start it the job is stored as `failed` with the reason, which is also returned.
+   * not start it the job is stored as `failed` with the reason, which is also returned. `answered` is called as
+   * soon as the agent has answered (or cannot), before anything is written.
    */
-  async dispatchStored(job: Job, run: JobRun): Promise<DispatchError | undefined> {
+  async dispatchStored(job: Job, run: JobRun, answered?: () => void): Promise<DispatchError | undefined> {
+    let started: JobRunReply;
     try {
-      const started = await this.dispatch.runJob(job.client_id, run);
-      await this.writes.submit({ start: { jid: job.jid, started } });
-      return undefined;
+      started = await this.dispatch.runJob(job.client_id, run);
     } catch (err) {
+      answered?.();
       if (!(err instanceof DispatchError)) throw err;
       await this.writes.submit({
         finish: {
@@ -118,6 +119,9 @@ export class JobsService implements JobResultSink {
       this.watch?.finished(job.jid, 'failed');
       return err;
     }
+    answered?.();
+    await this.writes.submit({ start: { jid: job.jid, started } });
+    return undefined;
   }
 
   /**
