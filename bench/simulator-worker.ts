@@ -30,6 +30,8 @@ function parseConfig(text: string | undefined): WorkerConfig {
 }
 
 const config = parseConfig(process.argv[2]);
+// BENCH_JOB_RESULTS=channel: results on output channels only, as agents before the `job.result` request.
+if (process.env['BENCH_JOB_RESULTS'] === 'channel') config.resultsOnChannel = true;
 const simulator = new LoadSimulator(config);
 const parent = process.ppid;
 

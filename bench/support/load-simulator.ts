@@ -4,12 +4,13 @@
  * agent and kept across reconnects, pings every min(20 s, server's interval), and after any failure or lost link a
  * retry with the agent's Backoff (full jitter, 1 s .. 5 min, reset after an accepted hello). `job.run` is answered
  * with a built-in no-op that starts no process: reply `{pid: 0, started_at}` at once, then the agent's own
- * output sender delivers an empty successful result on its own output channel and waits for svcd's ACK.
+ * result sender delivers an empty successful result as the agent does (a `job.result` request, or with
+ * `resultsOnChannel` on its own output channel) and waits for svcd's ACK.
  */
 import { randomUUID } from 'node:crypto';
 import { openLink, type Link } from '../../packages/agent/src/connection/ssh-link.js';
 import { JobOutput } from '../../packages/agent/src/exec/job-output.js';
-import { sendJobOutput } from '../../packages/agent/src/exec/output-sender.js';
+import { offerJobResult, type ResultLink } from '../../packages/agent/src/exec/result-request.js';
 import { SVC_VERSION } from '../../packages/agent/src/version.js';
 import { Backoff } from '../../packages/platform/src/backoff.js';
 import { ControlError, ControlPeer } from '../../packages/platform/src/control-peer.js';
@@ -32,6 +33,8 @@ export interface SimulatorOptions {
   keepaliveIntervalMs?: number;
   maxRetryIntervalMs?: number;
   handshakeTimeoutMs?: number;
+  /** Send results on output channels only, as agents before `job.result` did (default false). */
+  resultsOnChannel?: boolean;
 }
 
 export interface SimulatorStats {
@@ -205,7 +208,11 @@ class SimulatedAgent {
     const ended = new Promise<void>((resolve) => (markEnded = resolve));
     const peer = new ControlPeer(link.control, { side: 'agent', onProtocolError: () => markEnded() });
     peer.on('ping', () => ({}));
-    peer.on('job.run', (job) => this.runNoop(link, job));
+    const results: ResultLink = {
+      ssh: link.ssh,
+      request: this.options.resultsOnChannel ? undefined : (result) => peer.request('job.result', result),
+    };
+    peer.on('job.run', (job) => this.runNoop(results, job));
     link.control.once('end', () => markEnded());
     link.control.once('close', () => markEnded());
     const hello: Hello = {
@@ -244,15 +251,15 @@ class SimulatedAgent {
 
   /**
    * The built-in no-op job: nothing runs, the result (no output, exit 0) is complete at once and goes out as
-   * JobExecutor.run sends a real one: offered on an output channel of this link right after the reply is
-   * returned. Unlike the agent it is not kept for a replay if the link drops before svcd's ACK.
+   * JobExecutor.run sends a real one that has ended: offered on this link right as the reply is returned. Unlike
+   * the agent it is not kept for a replay if the link drops before svcd's ACK.
    */
-  private runNoop(link: Link, job: JobRun): JobRunReply {
+  private runNoop(link: ResultLink, job: JobRun): JobRunReply {
     const now = new Date().toISOString();
     const output = new JobOutput(job.jid, 0);
     output.finish({ status: 'successful', exit_code: 0, finished_at: now, error: '' });
     this.fleet.jobRun();
-    void sendJobOutput(link.ssh, output, false).then(
+    void offerJobResult(link, output, false).then(
       (outcome) => this.fleet.resultSent(outcome === 'stored'),
       () => this.fleet.resultSent(false),
     );
@@ -289,6 +296,7 @@ export class LoadSimulator {
       keepaliveIntervalMs: 20_000,
       maxRetryIntervalMs: 300_000,
       handshakeTimeoutMs: 30_000,
+      resultsOnChannel: false,
       ...options,
     };
     const digits = String(Math.max(0, options.count - 1)).length;

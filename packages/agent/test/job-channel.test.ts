@@ -1,17 +1,19 @@
 /**
  * Results travel from a real agent to an svcd stand-in over the real link (WebSocket → SSH), each on its own
  * output channel: streamed while the job runs, acknowledged, and offered again after a reconnect until svcd has
- * stored them.
+ * stored them. The stand-in first plays an svcd without `job.result` requests (so a short job's result goes on a
+ * channel too), then one with them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { Backoff } from '@svc/platform';
-import type { JobRun } from '@svc/protocol';
+import { MAX_INLINE_RESULT_BYTES, type JobRun } from '@svc/protocol';
 import { Agent } from '../src/connection/agent.js';
 import { compileFilter, defaultExecSettings, type ExecSettings } from '../src/exec/exec-settings.js';
+import { INLINE_WAIT_MS } from '../src/exec/result-request.js';
 import { JobSvcd, joined } from './support/job-svcd.js';
 import { captureLogs } from './support/log-capture.js';
 
@@ -46,7 +48,7 @@ const EXEC: ExecSettings = {
   filters: { allow: ['^/usr/bin/'].map(compileFilter), deny: [], order: ['allow', 'deny'] },
 };
 
-async function startAgent(exec: ExecSettings = EXEC): Promise<Agent> {
+async function startAgent(exec: ExecSettings = EXEC, inlineWaitMs?: number): Promise<Agent> {
   const agent = new Agent(
     {
       serverUrl: svcd.url,
@@ -62,7 +64,11 @@ async function startAgent(exec: ExecSettings = EXEC): Promise<Agent> {
       dataDir: join(root, 'data'),
       exec,
     },
-    { logger: captureLogs().logger, backoff: new Backoff({ baseMs: 20, maxMs: 100 }) },
+    {
+      logger: captureLogs().logger,
+      backoff: new Backoff({ baseMs: 20, maxMs: 100 }),
+      ...(inlineWaitMs === undefined ? {} : { inlineWaitMs }),
+    },
   );
   agents.push(agent);
   void agent.run();
@@ -272,4 +278,57 @@ test("jobs do not see the agent's credentials in their environment", async () =>
     if (saved === undefined) delete process.env.SVC_AUTH;
     else process.env.SVC_AUTH = saved;
   }
+});
+
+describe('with an svcd that takes results in one job.result request', () => {
+  const decoded = (base64: string) => Buffer.from(base64, 'base64').toString();
+  const resultsOf = (jid: string) => svcd.results.filter((result) => result.jid === jid);
+
+  // A loaded machine may take longer than INLINE_WAIT_MS to run a short job; the tests of the request wait more.
+  const SURE_WAIT_MS = 5_000;
+
+  test('a job that ends at once goes in one request, acknowledged by its reply; no channel opens', async () => {
+    (await newSvcd()).resultRequests = true;
+    const agent = await startAgent(EXEC, SURE_WAIT_MS);
+    const run = job('/usr/bin/echo hi; /usr/bin/echo oops >&2; exit 3');
+    await runJob(run);
+    await vi.waitFor(() => expect(resultsOf(run.jid)).toHaveLength(1));
+    const [result] = resultsOf(run.jid);
+    expect(result).toMatchObject({ jid: run.jid, replay: false, end: { status: 'failed', exit_code: 3 } });
+    expect(decoded(result!.stdout)).toBe('hi\n');
+    expect(decoded(result!.stderr)).toBe('oops\n');
+    await vi.waitFor(() => expect(agent.pendingResults).toBe(0));
+    expect(svcd.outputsOf(run.jid)).toEqual([]);
+  });
+
+  test('a job still running after the short wait streams on a channel, as does output too big for a request', async () => {
+    (await newSvcd()).resultRequests = true;
+    await startAgent();
+    const big = randomBytes(MAX_INLINE_RESULT_BYTES + 1);
+    await writeFile(join(root, 'big.bin'), big);
+    const slow = job(`/usr/bin/echo a; /usr/bin/sleep ${(INLINE_WAIT_MS * 4) / 1000}; /usr/bin/echo b`);
+    const large = job(`/usr/bin/cat ${join(root, 'big.bin')}`);
+    await runJob(slow);
+    await runJob(large);
+    expect(joined((await storedResult(slow.jid)).stdout).toString()).toBe('a\nb\n');
+    expect(joined((await storedResult(large.jid)).stdout).equals(big)).toBe(true);
+    expect(svcd.results).toEqual([]);
+  });
+
+  test('an error reply keeps the result, which is offered again with replay: true after the next reconnect', async () => {
+    (await newSvcd()).resultRequests = true;
+    const agent = await startAgent(EXEC, SURE_WAIT_MS);
+    svcd.onResult = () => 'error';
+    const run = job('/usr/bin/echo again');
+    await runJob(run);
+    await vi.waitFor(() => expect(resultsOf(run.jid)).toHaveLength(1));
+    expect(agent.pendingResults).toBe(1);
+    svcd.onResult = () => 'ack';
+    svcd.dropConnections();
+    await vi.waitFor(() => expect(resultsOf(run.jid)).toHaveLength(2), { timeout: 10_000 });
+    expect(resultsOf(run.jid)[1]).toMatchObject({ replay: true });
+    expect(decoded(resultsOf(run.jid)[1]!.stdout)).toBe('again\n');
+    await vi.waitFor(() => expect(agent.pendingResults).toBe(0));
+    expect(svcd.outputsOf(run.jid)).toEqual([]);
+  });
 });

@@ -63,6 +63,7 @@ import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
+import { MemoryReclaim } from './infra/memory-reclaim.js';
 import { buildSecondFactor } from './second-factor.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
@@ -110,6 +111,7 @@ type Opened = {
   tunnels?: TunnelsService;
   vault?: VaultStorage;
   multiJobs?: MultiJobsService;
+  memoryReclaim?: MemoryReclaim;
   database: Database;
 };
 
@@ -180,6 +182,8 @@ export async function startServer(
       ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
       : new SqlJobRepository(database);
     const jobWatch = new JobWatch();
+    const memoryReclaim = new MemoryReclaim();
+    opened.memoryReclaim = memoryReclaim;
     const jobs = new JobsService(jobRepository, registryJobClients(clients), dispatch, systemClock, jobWatch);
     const multiJobs = new MultiJobsService({
       multiJobs: new SqlMultiJobRepository(database),
@@ -190,6 +194,7 @@ export async function startServer(
       watch: jobWatch,
       clock: systemClock,
       log: logger,
+      afterRun: (targets) => memoryReclaim.afterRun(targets),
       ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;
@@ -461,6 +466,7 @@ async function closeAll(opened: Opened) {
   if (opened.api) await closeApi(opened.api);
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
+  opened.memoryReclaim?.stop();
   await opened.clients?.close();
   await opened.tunnels?.closeAll();
   await opened.vault?.close();

@@ -44,6 +44,8 @@ export interface AgentDeps {
   /** Overrides of where jobs run (PATH lookups, environment). */
   jobEnvironment?: Partial<JobEnvironment>;
   resultLimits?: ResultStoreLimits;
+  /** How long a new job may take to end and still have its result sent in one request (INLINE_WAIT_MS). */
+  inlineWaitMs?: number;
 }
 
 /** `638ms`, `6s`, `4m12s`: retry delays to the second once they pass one second. */
@@ -88,6 +90,7 @@ export class Agent {
       },
       logger: this.log,
       ...(deps.resultLimits ? { limits: deps.resultLimits } : {}),
+      ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
     });
   }
 
@@ -193,7 +196,7 @@ export class Agent {
     this.backoff.reset();
     this.log.info({ server, fingerprint: link.fingerprint, client_id: clientId }, 'connected to svcd');
     session.start(keepaliveMs);
-    this.jobs.attach(link.ssh);
+    this.jobs.attach(link.ssh, (result) => session.sendResult(result));
     const reason = await Promise.race([session.ended, link.closed]);
     this.jobs.detach();
     session.stop();

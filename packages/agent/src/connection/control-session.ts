@@ -4,6 +4,7 @@ import {
   CONTROL_ERRORS,
   type Hello,
   type HelloReply,
+  type JobResult,
   type JobRun,
   type JobRunReply,
   type SystemFacts,
@@ -84,6 +85,11 @@ export class ControlSession {
     const facts = await this.options.collectFacts();
     this.lastFacts = JSON.stringify(facts);
     return this.peer.request('hello', { ...this.options.identity, facts }, this.options.helloTimeoutMs);
+  }
+
+  /** Sends a finished job's result in one `job.result` request; resolves when svcd has stored it. */
+  sendResult(result: JobResult): Promise<unknown> {
+    return this.peer.request('job.result', result);
   }
 
   /** Starts pinging svcd every `keepaliveMs` (no reply within that time ends the session) and watching facts. */

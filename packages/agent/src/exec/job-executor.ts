@@ -4,25 +4,27 @@ import type { JobRun, JobRunReply } from '@svc/protocol';
 import { jobErrors } from './job-errors.js';
 import type { JobOutput } from './job-output.js';
 import { startJob, type JobEnvironment } from './job-start.js';
-import { sendJobOutput } from './output-sender.js';
+import { offerJobResult, settledForOffer, type ResultLink, type ResultRequest } from './result-request.js';
 import { DEFAULT_RESULT_LIMITS, ResultStore, type ResultStoreLimits } from './result-store.js';
 
 export interface JobExecutorOptions {
   environment: JobEnvironment;
   logger: Pick<Logger, 'info' | 'warn' | 'debug'>;
   limits?: ResultStoreLimits;
+  /** How long a new job may take to end and still go in one request; INLINE_WAIT_MS unless a test sets it. */
+  inlineWaitMs?: number;
 }
 
 /** The link results are sent on, and the jobs whose results are being sent on it. */
-interface Attached {
-  ssh: Client;
+interface Attached extends ResultLink {
   sending: Set<string>;
 }
 
 /**
- * Runs svcd's jobs and gets their results to svcd: each result streams on its own output channel of the current
- * link while the job runs, and is kept until svcd acknowledges it. Results not acknowledged when a link ends are
- * sent again (`replay: true`) once the next link is up, also after an svcd restart.
+ * Runs svcd's jobs and gets their results to svcd: a job that ends within INLINE_WAIT_MS with little output goes
+ * in one `job.result` control request; otherwise its result streams on its own output channel of the current
+ * link while the job runs. Either way it is kept until svcd acknowledges it. Results not acknowledged when a link
+ * ends are sent again (`replay: true`) once the next link is up, also after an svcd restart.
  */
 export class JobExecutor {
   private readonly store: ResultStore;
@@ -61,9 +63,12 @@ export class JobExecutor {
     return { pid, started_at: startedAt };
   }
 
-  /** A new link is up and svcd accepted the hello: offer it every result it has not stored yet. */
-  attach(ssh: Client): void {
-    this.attached = { ssh, sending: new Set() };
+  /**
+   * A new link is up and svcd accepted the hello: offer it every result it has not stored yet. `request` sends
+   * `job.result` on the link's control channel.
+   */
+  attach(ssh: Client, request?: ResultRequest): void {
+    this.attached = { ssh, request, sending: new Set() };
     for (const output of this.store.all()) this.offer(output);
   }
 
@@ -77,7 +82,13 @@ export class JobExecutor {
     if (!attached || attached.sending.has(output.jid)) return;
     attached.sending.add(output.jid);
     const replay = output.offers++ > 0;
-    void sendJobOutput(attached.ssh, output, replay)
+    // A new job that may end at once waits a moment, so that a short job's result goes in one request.
+    const ready =
+      attached.request && !output.end
+        ? settledForOffer(output, this.options.inlineWaitMs)
+        : Promise.resolve();
+    void ready
+      .then(() => offerJobResult(attached, output, replay))
       .catch((err: unknown) => {
         this.options.logger.warn({ jid: output.jid, err }, 'could not send a job result to svcd');
         return 'not stored' as const;

@@ -2,22 +2,31 @@ import { generateKeyPairSync } from 'node:crypto';
 /**
  * A small svcd stand-in for the agent's job tests, with the real transport: WebSocket (svc-v1) → ssh2 server →
  * the control channel (ControlPeer, answering hello and ping) and job output channels, which it reads with the
- * shared JobOutputDecoder and acknowledges as svcd does, unless a test tells it otherwise.
+ * shared JobOutputDecoder and acknowledges as svcd does, unless a test tells it otherwise. `job.result` requests
+ * are answered only with `resultRequests` set (as an svcd that knows them); otherwise `unknown_type`, as before.
  */
 import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Connection, ServerChannel } from 'ssh2';
 import { WebSocketServer } from 'ws';
-import { ControlPeer, JobOutputDecoder, webSocketByteStream, type JobOutputPart } from '@svc/platform';
+import {
+  ControlError,
+  ControlPeer,
+  JobOutputDecoder,
+  webSocketByteStream,
+  type JobOutputPart,
+} from '@svc/platform';
 import { ssh2 } from '@svc/platform/ssh2';
 import {
+  CONTROL_ERRORS,
   CONTROL_SUBSYSTEM,
   JOB_OUTPUT_ACK,
   JOB_OUTPUT_SUBSYSTEM,
   WS_SUBPROTOCOL,
   type JobEnd,
   type JobOutputHeader,
+  type JobResult,
   type JobRun,
   type JobRunReply,
 } from '@svc/protocol';
@@ -51,6 +60,11 @@ export class JobSvcd {
   readonly outputs: ReceivedOutput[] = [];
   /** Decides per finished channel; default: acknowledge. */
   onEnd: (output: ReceivedOutput) => EndPolicy = () => 'ack';
+  /** Whether `job.result` requests are known; each one received, in order. */
+  resultRequests = false;
+  readonly results: JobResult[] = [];
+  /** Decides per `job.result` request: acknowledge (reply), or answer an error (offer it again later). */
+  onResult: (result: JobResult) => 'ack' | 'error' = () => 'ack';
   private readonly links = new Set<AgentLink>();
   // ECDSA P-256 as svcd uses: ssh2's own ed25519 generator makes an unparsable key about 1 time in 256
   // (mscdex/ssh2#1513).
@@ -152,7 +166,14 @@ export class JobSvcd {
         link.helloDone = true;
         return { server_version: 'test', keepalive_interval_ms: 20_000 };
       })
-      .on('ping', () => ({}));
+      .on('ping', () => ({}))
+      .on('job.result', (result) => {
+        if (!this.resultRequests)
+          throw new ControlError(CONTROL_ERRORS.unknownType, "unknown request type 'job.result'");
+        this.results.push(result);
+        if (this.onResult(result) === 'error') throw new ControlError(CONTROL_ERRORS.failed, 'not stored');
+        return {};
+      });
   }
 
   private output(link: AgentLink, channel: ServerChannel): void {

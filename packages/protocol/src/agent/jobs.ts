@@ -16,6 +16,12 @@
  *    result only from the connection of the client the job was sent to, and only for a job still `running`; a
  *    result it will not store (unknown job, another client's job, job no longer running) is acknowledged too, so
  *    that the agent stops offering it. A channel closed without the ACK means "offer it again later".
+ * 4. A result that has already ended when the agent offers it, with at most MAX_INLINE_RESULT_BYTES of output,
+ *    may instead travel in one control request `job.result` (jobResultSchema) on the agent's own control
+ *    channel: svcd answers it once the result is stored (or will never be), which is the ACK, and an `error`
+ *    means "offer it again later". It spares the channel open, subsystem request, frames and close of step 2,
+ *    the bulk of a short job's traffic; the guarantees are those of step 3. An svcd that does not know the
+ *    request answers `unknown_type`, and the agent uses a channel.
  */
 import { z } from 'zod';
 
@@ -77,6 +83,10 @@ export const jobOutputHeaderSchema = z.object({
 });
 export type JobOutputHeader = z.infer<typeof jobOutputHeaderSchema>;
 
+/** Output (stdout and stderr together) a `job.result` request may carry; more goes on a channel. */
+export const MAX_INLINE_RESULT_BYTES = 64 * 1024;
+const inlineOutput = z.base64().max(Math.ceil(MAX_INLINE_RESULT_BYTES / 3) * 4);
+
 export const jobEndSchema = z.object({
   /** `successful` (exit 0), `failed` (non-zero exit, killed by a signal), `unknown` (timeout_sec passed). */
   status: z.enum(['successful', 'failed', 'unknown']),
@@ -89,3 +99,13 @@ export const jobEndSchema = z.object({
   stderr_truncated: z.boolean(),
 });
 export type JobEnd = z.infer<typeof jobEndSchema>;
+
+/** agent → svcd: a whole result in one control request (step 4 above); output is base64 of the raw bytes. */
+export const jobResultSchema = z.object({
+  jid: z.uuid(),
+  replay: z.boolean(),
+  stdout: inlineOutput,
+  stderr: inlineOutput,
+  end: jobEndSchema,
+});
+export type JobResult = z.infer<typeof jobResultSchema>;

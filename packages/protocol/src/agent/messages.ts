@@ -8,7 +8,7 @@
  * names the client it speaks for.
  */
 import { z } from 'zod';
-import { jobRunReplySchema, jobRunSchema } from './jobs.js';
+import { jobResultSchema, jobRunReplySchema, jobRunSchema } from './jobs.js';
 
 export const CONTROL_SUBSYSTEM = 'svc-control';
 /** WebSocket subprotocol the agent asks for; the server refuses any other `svc-*` version. */
@@ -108,6 +108,11 @@ export const CONTROL_MESSAGES = {
    * `refused` (a filter), `failed` (the process could not start).
    */
   'job.run': { from: 'server', payload: jobRunSchema, reply: jobRunReplySchema },
+  /**
+   * agent → server: a finished job's whole result (small output only; see jobs.ts). The reply comes once svcd has
+   * stored it or decided never to; an error means "offer it again later".
+   */
+  'job.result': { from: 'agent', payload: jobResultSchema, reply: emptySchema },
 } as const;
 export type ControlType = keyof typeof CONTROL_MESSAGES;
 

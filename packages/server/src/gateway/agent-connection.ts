@@ -230,6 +230,7 @@ export class AgentConnection implements LiveConnection {
     peer.on('facts.update', (update: FactsUpdate) => {
       this.deps.registry.updateFacts(this.requireHello(), this, update);
     });
+    peer.on('job.result', (result) => this.jobs.storeResult(this.requireHello(), result));
     channel.on('close', () => this.drop('control channel closed'));
   }
 

@@ -1,5 +1,5 @@
 import type { ServerChannel } from 'ssh2';
-import { CONTROL_ERRORS, type JobRun, type JobRunReply } from '@svc/protocol';
+import { CONTROL_ERRORS, type JobResult, type JobRun, type JobRunReply } from '@svc/protocol';
 import { ControlError, type ControlPeer, type Logger } from '@svc/platform';
 import { DispatchError, type JobAgent, type JobResultSink } from '../core/jobs/ports.js';
 import type { JobOutputListener } from '../core/jobs/job-watch.js';
@@ -47,6 +47,40 @@ export class AgentJobs implements JobAgent {
     return (
       this.sink !== undefined && this.clientId() !== undefined && this.openChannels < MAX_OUTPUT_CHANNELS
     );
+  }
+
+  /**
+   * Stores a whole result the agent sent in a `job.result` request on this connection's control channel; the
+   * reply is the ACK. A failed write is an error reply, so the agent offers the result again later.
+   */
+  async storeResult(clientId: string, result: JobResult): Promise<Record<string, never>> {
+    if (!this.sink) throw new ControlError(CONTROL_ERRORS.failed, 'svcd does not store job results here');
+    const { jid, end } = result;
+    const stdout = Buffer.from(result.stdout, 'base64');
+    const stderr = Buffer.from(result.stderr, 'base64');
+    if (this.output?.wants(jid)) {
+      if (stdout.length > 0) this.output.chunk(clientId, jid, 'stdout', stdout.toString('utf8'));
+      if (stderr.length > 0) this.output.chunk(clientId, jid, 'stderr', stderr.toString('utf8'));
+    }
+    let stored: boolean;
+    try {
+      stored = await this.sink.store(clientId, jid, {
+        end,
+        stdout,
+        stderr,
+        stdoutCapped: false,
+        stderrCapped: false,
+      });
+    } catch (err) {
+      this.log.warn(
+        { err, client_id: clientId, jid },
+        'storing a job result failed; the agent will offer it again',
+      );
+      throw new ControlError(CONTROL_ERRORS.failed, 'the result could not be stored; offer it again later');
+    }
+    if (!stored) this.log.debug({ client_id: clientId, jid }, 'job result not stored: no such running job');
+    // Acknowledged either way: a result svcd will never store should not be offered again.
+    return {};
   }
 
   /** Reads a result from a channel the agent opened with the job output subsystem. */

@@ -10,11 +10,12 @@ import {
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import type { JobsTable, StorageSchema } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
   jid: 'jid',
+  client_id: 'client_id',
   status: 'status',
   created_at: { column: 'created_at', type: 'number' },
   started_at: { column: 'started_at', type: 'number' },
@@ -92,7 +93,39 @@ function toRow(job: Job): Insertable<JobsTable> {
 
 /** Jobs in the `jobs` table (migration 004_jobs); times are epoch milliseconds. */
 export class SqlJobRepository implements JobRepository {
-  constructor(private readonly database: Database) {}
+  /**
+   * The two UPDATEs every job of a fan-out runs (its start, its result), built and compiled once: only their
+   * parameters change, in the order of the `set` keys, then the `where` values.
+   */
+  readonly #markStarted: CompiledQuery;
+  readonly #finish: CompiledQuery;
+  /** #finish that also records the start (pid, started_at come after the result's values). */
+  readonly #finishStarted: CompiledQuery;
+
+  constructor(private readonly database: Database) {
+    const { db } = database;
+    this.#markStarted = db.updateTable('jobs').set({ pid: 0, started_at: 0 }).where('jid', '=', '').compile();
+    const result = {
+      status: '',
+      finished_at: 0,
+      exit_code: 0,
+      error: '',
+      stdout: '',
+      stderr: '',
+      stdout_truncated: 0,
+      stderr_truncated: 0,
+    };
+    const finish = (set: typeof result & { pid?: number; started_at?: number }) =>
+      db
+        .updateTable('jobs')
+        .set(set)
+        .where('jid', '=', '')
+        .where('client_id', '=', '')
+        .where('status', '=', 'running')
+        .compile();
+    this.#finish = finish(result);
+    this.#finishStarted = finish({ ...result, pid: 0, started_at: 0 });
+  }
 
   insert(job: Job): Promise<void> {
     return this.insertMany([job]);
@@ -117,6 +150,14 @@ export class SqlJobRepository implements JobRepository {
         .orderBy('client_id')
         .execute();
       return rows.map(toJob);
+    });
+  }
+
+  listChildren(multiJobId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    return withStorageErrors(async () => {
+      const base = this.database.db.selectFrom('jobs').selectAll().where('multi_job_id', '=', multiJobId);
+      const { rows, count } = await executeSqlList(base, query, COLUMNS, { tieBreaker: 'jid' });
+      return { data: rows.map(toJob), count };
     });
   }
 
@@ -163,15 +204,8 @@ export class SqlJobRepository implements JobRepository {
   }
 
   /** One transaction for all of them. */
-  markStartedMany(items: readonly StartedJob[]): Promise<void> {
-    return this.inTransaction(async (db) => {
-      for (const { jid, started } of items)
-        await db
-          .updateTable('jobs')
-          .set({ pid: started.pid, started_at: Date.parse(started.started_at) })
-          .where('jid', '=', jid)
-          .execute();
-    });
+  async markStartedMany(items: readonly StartedJob[]): Promise<void> {
+    await this.recordMany(items, []);
   }
 
   async finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean> {
@@ -181,26 +215,45 @@ export class SqlJobRepository implements JobRepository {
 
   /** One transaction for all of them; says per item whether it was stored. */
   finishMany(items: readonly FinishedJob[]): Promise<boolean[]> {
+    return this.recordMany([], items);
+  }
+
+  /**
+   * One transaction. A result that carries its start records both in one UPDATE; when the result is not stored
+   * (another client's job, or one no longer running) the start is still recorded on its own.
+   */
+  recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]> {
     return this.inTransaction(async (db) => {
+      const markStarted = (jid: string, started: JobRunReply) =>
+        db.executeQuery({
+          ...this.#markStarted,
+          parameters: [started.pid, Date.parse(started.started_at), jid],
+        });
+      for (const { jid, started } of starts) await markStarted(jid, started);
       const stored: boolean[] = [];
-      for (const { clientId, jid, outcome } of items) {
-        const result = await db
-          .updateTable('jobs')
-          .set({
-            status: outcome.status,
-            finished_at: Date.parse(outcome.finished_at),
-            exit_code: outcome.exit_code,
-            error: outcome.error,
-            stdout: storable(outcome.stdout),
-            stderr: storable(outcome.stderr),
-            stdout_truncated: flag(outcome.stdout_truncated),
-            stderr_truncated: flag(outcome.stderr_truncated),
-          })
-          .where('jid', '=', jid)
-          .where('client_id', '=', clientId)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        stored.push(Number(result.numUpdatedRows) === 1);
+      for (const { clientId, jid, outcome, started } of finishes) {
+        const values = [
+          outcome.status,
+          Date.parse(outcome.finished_at),
+          outcome.exit_code,
+          outcome.error,
+          storable(outcome.stdout),
+          storable(outcome.stderr),
+          flag(outcome.stdout_truncated),
+          flag(outcome.stderr_truncated),
+        ];
+        const where = [jid, clientId, 'running'];
+        const result = await db.executeQuery(
+          started
+            ? {
+                ...this.#finishStarted,
+                parameters: [...values, started.pid, Date.parse(started.started_at), ...where],
+              }
+            : { ...this.#finish, parameters: [...values, ...where] },
+        );
+        const done = Number(result.numAffectedRows ?? 0) === 1;
+        if (!done && started) await markStarted(jid, started);
+        stored.push(done);
       }
       return stored;
     });

@@ -39,6 +39,22 @@ function toSummary(row: Selectable<MultiJobsTable>): MultiJobSummary {
   };
 }
 
+/** The targeting columns, which hold up to one id per client (some 200 KiB for 10,000 clients). */
+const NO_TARGETS = { client_ids: null, group_ids: null, tags: null, labels: null } as const;
+const UNTARGETED = [
+  'jid',
+  'started_at',
+  'created_by',
+  'command',
+  'cwd',
+  'interpreter',
+  'is_sudo',
+  'is_script',
+  'timeout_sec',
+  'concurrent',
+  'abort_on_err',
+] as const;
+
 /** Multi-client jobs in `multi_jobs` (migration 007_multi_jobs); their children are rows of `jobs`. */
 export class SqlMultiJobRepository implements MultiJobRepository {
   constructor(private readonly database: Database) {}
@@ -68,14 +84,15 @@ export class SqlMultiJobRepository implements MultiJobRepository {
     });
   }
 
-  get(jid: string): Promise<MultiJobSummary | undefined> {
+  get(jid: string, withTargets = true): Promise<MultiJobSummary | undefined> {
     return withStorageErrors(async () => {
-      const row = await this.database.db
-        .selectFrom('multi_jobs')
-        .selectAll()
-        .where('jid', '=', jid)
-        .executeTakeFirst();
-      return row ? toSummary(row) : undefined;
+      const query = this.database.db.selectFrom('multi_jobs').where('jid', '=', jid);
+      if (withTargets) {
+        const row = await query.selectAll().executeTakeFirst();
+        return row ? toSummary(row) : undefined;
+      }
+      const row = await query.select(UNTARGETED).executeTakeFirst();
+      return row ? toSummary({ ...row, ...NO_TARGETS }) : undefined;
     });
   }
 

@@ -59,6 +59,7 @@ describe('commands and scripts on many clients', () => {
       ['POST', '/commands'],
       ['GET', '/commands'],
       ['GET', '/commands/00000000-0000-4000-8000-000000000000'],
+      ['GET', '/commands/00000000-0000-4000-8000-000000000000/jobs'],
       ['POST', '/scripts'],
     ] as const) {
       const res = await t.api.request(method, path, method === 'POST' ? { body: { command: 'x' } } : {});
@@ -340,6 +341,47 @@ describe('commands and scripts on many clients', () => {
     expect(full.json.meta).toEqual({ jobs: { running: 0, successful: 2, failed: 2, unknown: 0 } });
     const counted = await t.api.get(`/commands/${jid}?fields[commands]=jid,command`, { auth: AUTH });
     expect(counted.json).toEqual({ data: { jid, command: '/usr/bin/uptime' }, meta: full.json.meta });
+    const targets = await t.api.get(`/commands/${jid}?fields[commands]=client_ids,tags`, { auth: AUTH });
+    expect(targets.json.data).toEqual({ client_ids: ['web-1', 'web-2', 'db-1', 'old-box'], tags: null });
+  });
+
+  test('GET /commands/{jid}/jobs pages, sorts and filters the children; an unknown jid is 404', async () => {
+    resetAgents();
+    const res = await post('/commands', {
+      command: '/usr/bin/id',
+      client_ids: ['web-1', 'web-2', 'db-1', 'old-box'],
+      execute_concurrently: true,
+    });
+    const jid: string = res.json.data.jid;
+    const job = await finished(jid, 4);
+    const get = (query: string) => t.api.get(`/commands/${jid}/jobs${query}`, { auth: AUTH });
+    const first = await get('?page[limit]=3');
+    const rest = await get('?page[limit]=3&page[offset]=3');
+    expect(first.status).toBe(200);
+    expect(first.json.meta).toEqual({ count: 4 });
+    expect(first.json.data).toHaveLength(3);
+    expect(rest.json.data).toHaveLength(1);
+    const paged = [...first.json.data, ...rest.json.data] as { jid: string }[];
+    const jids = paged.map((j) => j.jid);
+    expect(jids.sort()).toEqual((job.jobs as { jid: string }[]).map((j) => j.jid).sort());
+    expect(new Set(jids).size).toBe(4);
+    expect(byClient({ jobs: paged })).toEqual(byClient(job));
+
+    const sorted = await get('?sort=-client_id&fields[jobs]=client_id,status');
+    expect(sorted.json).toEqual({
+      data: [
+        { client_id: 'web-2', status: 'successful' },
+        { client_id: 'web-1', status: 'successful' },
+        { client_id: 'old-box', status: 'failed' },
+        { client_id: 'db-1', status: 'successful' },
+      ],
+      meta: { count: 4 },
+    });
+    const failed = await get('?filter[status]=failed&fields[jobs]=client_id');
+    expect(failed.json).toEqual({ data: [{ client_id: 'old-box' }], meta: { count: 1 } });
+    expect((await get('?page[limit]=1001')).status).toBe(400);
+    const unknown = await t.api.get('/commands/00000000-0000-4000-8000-000000000000/jobs', { auth: AUTH });
+    expect(unknown.status).toBe(404);
   });
 
   test('scripts on many clients: POST /scripts and the unversioned /api/scripts', async () => {

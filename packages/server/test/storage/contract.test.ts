@@ -11,6 +11,7 @@ import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { SqlJobRepository } from '../../src/storage/job-repository.js';
 import { clientGroupParamsSchema, parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
+import { MULTI_JOB_CHILDREN } from '../../src/core/jobs/multi-job-list.js';
 import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
 import { SqlLibraryScriptRepository } from '../../src/storage/library-script-repository.js';
 import { LIBRARY_SCRIPT_LIST } from '../../src/core/library/library-list.js';
@@ -569,6 +570,35 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await jobs.get('batch-3', c.jid)).toMatchObject({ status: 'successful', pid: null });
     });
 
+    it('records a start together with its result; a result not stored still leaves the start recorded', async () => {
+      const jobs = new SqlJobRepository(database);
+      const [a, b, c] = [newJob('both-1'), newJob('both-2'), newJob('both-3')] as [Job, Job, Job];
+      await jobs.insertMany([a, b, c]);
+      const started = (pid: number) => ({ pid, started_at: `2030-01-01T00:00:0${pid}.000Z` });
+      const stored = await jobs.recordMany(
+        [{ jid: c.jid, started: started(3) }],
+        [
+          { clientId: 'both-1', jid: a.jid, outcome, started: started(1) },
+          { clientId: 'forged', jid: b.jid, outcome, started: started(2) },
+          { clientId: 'both-2', jid: b.jid, outcome: { ...outcome, status: 'successful', exit_code: 0 } },
+        ],
+      );
+      expect(stored).toEqual([true, false, true]);
+      expect(await jobs.get('both-1', a.jid)).toMatchObject({
+        status: 'failed',
+        exit_code: 3,
+        pid: 1,
+        started_at: '2030-01-01T00:00:01.000Z',
+        finished_at: outcome.finished_at,
+      });
+      expect(await jobs.get('both-2', b.jid)).toMatchObject({
+        status: 'successful',
+        pid: 2,
+        started_at: '2030-01-01T00:00:02.000Z',
+      });
+      expect(await jobs.get('both-3', c.jid)).toMatchObject({ status: 'running', pid: 3 });
+    });
+
     it("lists one client's jobs with the list grammar, newest first by default", async () => {
       const jobs = new SqlJobRepository(database);
       const a = newJob('list-1', { created_by: 'bob' });
@@ -648,6 +678,8 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       await repo.insert(byLabels);
       expect(await repo.get(byIds.jid)).toEqual(byIds);
       expect(await repo.get(byLabels.jid)).toEqual(byLabels);
+      expect(await repo.get(byIds.jid, false)).toEqual({ ...byIds, client_ids: null });
+      expect(await repo.get(byLabels.jid, false)).toEqual({ ...byLabels, labels: null });
       expect(await repo.get('10000000-0000-4000-8000-999999999999')).toBeUndefined();
 
       const children = Array.from({ length: 256 }, (_, i) => child(i + 1, byIds.jid, `client-${i}`));
@@ -656,6 +688,18 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(read).toEqual(children);
       expect(await jobs.listByMultiJob(byLabels.jid)).toEqual([]);
       expect(await jobs.getById(children[3]!.jid)).toEqual(children[3]);
+      const page = (query: Record<string, string>) =>
+        jobs.listChildren(byIds.jid, parseListQuery(query, MULTI_JOB_CHILDREN));
+      expect(await page({ 'page[limit]': '100', 'page[offset]': '200' })).toEqual({
+        data: children.slice(200),
+        count: 256,
+      });
+      const picked = await page({ 'filter[client_id]': 'client-7', sort: '-created_at' });
+      expect(picked).toEqual({ data: [children[7]], count: 1 });
+      expect(await jobs.listChildren(byLabels.jid, parseListQuery({}, MULTI_JOB_CHILDREN))).toEqual({
+        data: [],
+        count: 0,
+      });
     });
 
     it('counts the children of a multi-client job by status', async () => {

@@ -76,6 +76,10 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.listByMultiJob(multiJobId);
   }
 
+  listChildren(multiJobId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    return this.repository.listChildren(multiJobId, query);
+  }
+
   countByMultiJob(multiJobId: string): Promise<JobStatusCounts> {
     return this.repository.countByMultiJob(multiJobId);
   }
@@ -94,6 +98,14 @@ export class CountingJobRepository implements JobRepository {
 
   markStartedMany(items: readonly StartedJob[]): Promise<void> {
     return this.repository.markStartedMany(items);
+  }
+
+  async recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]> {
+    const stored = await this.repository.recordMany(starts, finishes);
+    finishes.forEach((item, i) => {
+      if (stored[i]) this.tally.ended(item);
+    });
+    return stored;
   }
 
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {

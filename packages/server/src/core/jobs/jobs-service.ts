@@ -1,25 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import type { CommandBody, Job, JobCreated, JobRun, ListQuery, ScriptBody } from '@svc/protocol';
+import type { CommandBody, Job, JobCreated, JobRun, JobRunReply, ListQuery, ScriptBody } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { GroupCommit } from './group-commit.js';
+import {
+  MAX_OUTPUT_BYTES_PER_BATCH,
+  MAX_WRITES_PER_BATCH,
+  outputBytes,
+  writeJobs,
+  type JobWrite,
+} from './job-writes.js';
 import { jobErrors } from './job-errors.js';
 import type { AgentDispatch } from '../dispatch.js';
 import type { JobWatch } from './job-watch.js';
 import {
   DispatchError,
   type JobClients,
-  type FinishedJob,
   type JobOutcome,
-  type StartedJob,
   type JobRepository,
   type JobResultSink,
   type RawJobResult,
 } from './ports.js';
-
-/** Results sharing one transaction, at most: big output makes a bigger batch pointless. */
-const MAX_WRITES_PER_BATCH = 64;
-/** Start records (pid and time, a few bytes each) sharing one transaction, at most: a whole fan-out window. */
-const MAX_STARTS_PER_BATCH = 256;
 
 const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
   offline: 'not started: ',
@@ -31,8 +31,7 @@ const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
 /** Runs commands and scripts on one client and keeps their jobs (spec 4.5, 4.6). */
 export class JobsService implements JobResultSink {
   /** Results and starts arriving together (many clients at once) share transactions. */
-  private readonly finishes: GroupCommit<FinishedJob, boolean>;
-  private readonly starts: GroupCommit<StartedJob, undefined>;
+  private readonly writes: GroupCommit<JobWrite, boolean>;
 
   constructor(
     private readonly repository: JobRepository,
@@ -42,11 +41,12 @@ export class JobsService implements JobResultSink {
     /** Told when a result is stored, so runners and live sessions learn that a job ended. */
     private readonly watch?: JobWatch,
   ) {
-    this.finishes = new GroupCommit((items) => repository.finishMany(items), MAX_WRITES_PER_BATCH);
-    this.starts = new GroupCommit(async (items) => {
-      await repository.markStartedMany(items);
-      return items.map(() => undefined);
-    }, MAX_STARTS_PER_BATCH);
+    this.writes = new GroupCommit(
+      (items) => writeJobs(repository, items),
+      MAX_WRITES_PER_BATCH,
+      outputBytes,
+      MAX_OUTPUT_BYTES_PER_BATCH,
+    );
   }
 
   runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {
@@ -77,18 +77,20 @@ export class JobsService implements JobResultSink {
    */
   async store(clientId: string, jid: string, result: RawJobResult): Promise<boolean> {
     const { end } = result;
-    const stored = await this.finishes.submit({
-      clientId,
-      jid,
-      outcome: {
-        status: end.status,
-        exit_code: end.exit_code,
-        finished_at: end.finished_at,
-        error: end.error,
-        stdout: result.stdout.toString('utf8'),
-        stderr: result.stderr.toString('utf8'),
-        stdout_truncated: end.stdout_truncated || result.stdoutCapped,
-        stderr_truncated: end.stderr_truncated || result.stderrCapped,
+    const stored = await this.writes.submit({
+      finish: {
+        clientId,
+        jid,
+        outcome: {
+          status: end.status,
+          exit_code: end.exit_code,
+          finished_at: end.finished_at,
+          error: end.error,
+          stdout: result.stdout.toString('utf8'),
+          stderr: result.stderr.toString('utf8'),
+          stdout_truncated: end.stdout_truncated || result.stdoutCapped,
+          stderr_truncated: end.stderr_truncated || result.stderrCapped,
+        },
       },
     });
     if (stored) this.watch?.finished(jid, end.status);
@@ -97,23 +99,29 @@ export class JobsService implements JobResultSink {
 
   /**
    * Asks the agent to start a job already stored as `running` and records what it said. When the agent does
-   * not start it the job is stored as `failed` with the reason, which is also returned.
+   * not start it the job is stored as `failed` with the reason, which is also returned. `answered` is called as
+   * soon as the agent has answered (or cannot), before anything is written.
    */
-  async dispatchStored(job: Job, run: JobRun): Promise<DispatchError | undefined> {
+  async dispatchStored(job: Job, run: JobRun, answered?: () => void): Promise<DispatchError | undefined> {
+    let started: JobRunReply;
     try {
-      const started = await this.dispatch.runJob(job.client_id, run);
-      await this.starts.submit({ jid: job.jid, started });
-      return undefined;
+      started = await this.dispatch.runJob(job.client_id, run);
     } catch (err) {
+      answered?.();
       if (!(err instanceof DispatchError)) throw err;
-      await this.finishes.submit({
-        clientId: job.client_id,
-        jid: job.jid,
-        outcome: failedOutcome(DISPATCH_FAILURE_PREFIX[err.reason] + err.message, this.clock.now()),
+      await this.writes.submit({
+        finish: {
+          clientId: job.client_id,
+          jid: job.jid,
+          outcome: failedOutcome(DISPATCH_FAILURE_PREFIX[err.reason] + err.message, this.clock.now()),
+        },
       });
       this.watch?.finished(job.jid, 'failed');
       return err;
     }
+    answered?.();
+    await this.writes.submit({ start: { jid: job.jid, started } });
+    return undefined;
   }
 
   /**

@@ -3,7 +3,11 @@ import type { ListQuery, MultiJobSummary } from '@svc/protocol';
 /** Persistence of multi-client jobs; their children live in the JobRepository. */
 export interface MultiJobRepository {
   insert(job: MultiJobSummary): Promise<void>;
-  get(jid: string): Promise<MultiJobSummary | undefined>;
+  /**
+   * Without `withTargets` the targeting (client_ids, group_ids, tags, labels) is not read and comes back null:
+   * for a run on many clients it is the bulk of the record.
+   */
+  get(jid: string, withTargets?: boolean): Promise<MultiJobSummary | undefined>;
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }>;
 }
 

@@ -118,19 +118,22 @@ export class MultiJobRunner {
   }
 
   /**
-   * A sliding window: at most `size` job.run requests are unanswered at once, and a freed slot is taken by the
-   * next client at once. Children are inserted one batch of `size` rows ahead, when a slot frees, so neither
+   * A sliding window: at most `size` job.run requests are unanswered at once, and a slot freed by an answer is
+   * taken by the next client at once (the answer's write does not hold it). Children are inserted one batch of `size` rows ahead, when a slot frees, so neither
    * rows nor promises pile up for the whole run; a stop takes effect between batches.
    */
   private async runConcurrently(): Promise<void> {
     const { targets } = this.plan;
     const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
     const slots = new Slots(size);
+    /** Children answered whose start record or failure is still being written. */
+    const writing = new Set<Promise<unknown>>();
     let failure: { err: unknown } | undefined;
     for (let at = 0; at < targets.length && !failure; at += size) {
       await slots.available();
       if (this.stopping) {
         await slots.idle();
+        await Promise.all(writing);
         return this.skip(targets.slice(at), SHUT_DOWN);
       }
       const batch = targets.slice(at, at + size);
@@ -142,13 +145,16 @@ export class MultiJobRunner {
       for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
       for (const child of online) {
         await slots.take();
-        this.deps.single
-          .dispatchStored(child, { ...this.plan.run, jid: child.jid })
+        // The slot frees when the client answers; its start record is written along with others meanwhile.
+        const written = this.deps.single
+          .dispatchStored(child, { ...this.plan.run, jid: child.jid }, () => slots.release())
           .catch((err: unknown) => (failure ??= { err }))
-          .finally(() => slots.release());
+          .finally(() => writing.delete(written));
+        writing.add(written);
       }
     }
     await slots.idle();
+    await Promise.all(writing);
     if (failure) throw failure.err;
   }
 

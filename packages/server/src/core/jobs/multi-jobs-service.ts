@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AppError,
   ERROR_CODES,
+  type Job,
   type JobCreated,
   type JobRun,
   type ListQuery,
@@ -30,6 +31,8 @@ export interface MultiJobsDeps {
   watch: JobWatch;
   clock: Clock;
   log: { warn(obj: object, msg: string): void };
+  /** Told when a run has dispatched all its clients (or stopped), with how many it targeted. */
+  afterRun?: (targets: number) => void;
 }
 
 /** A started multi-client job: its id, how many clients it targets, and a handle for a live observer. */
@@ -69,19 +72,27 @@ export class MultiJobsService {
 
   /**
    * The multi-client job with its children and how many of them are in each status. Without `withJobs` the
-   * children are only counted (one indexed query), so following a run of many clients stays cheap.
+   * children are only counted (one indexed query), and without `withTargets` its targeting is left out (null),
+   * so following a run of many clients stays cheap.
    */
   async get(
     jid: string,
     withJobs = true,
+    withTargets = true,
   ): Promise<{ job: MultiJobSummary & Partial<MultiJob>; counts: JobStatusCounts }> {
-    const summary = await this.deps.multiJobs.get(jid);
+    const summary = await this.deps.multiJobs.get(jid, withTargets);
     if (!summary) throw multiJobNotFound(jid);
     if (!withJobs) return { job: summary, counts: await this.deps.jobs.countByMultiJob(jid) };
     const jobs = await this.deps.jobs.listByMultiJob(jid);
     const counts = noJobs();
     for (const job of jobs) counts[job.status] += 1;
     return { job: { ...summary, jobs }, counts };
+  }
+
+  /** One page of the children of a multi-client job (the list grammar of MULTI_JOB_CHILDREN). */
+  async children(jid: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
+    if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
+    return this.deps.jobs.listChildren(jid, query);
   }
 
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {
@@ -139,7 +150,10 @@ export class MultiJobsService {
     const done = runner
       .run()
       .catch((err: unknown) => this.deps.log.warn({ err, jid: multiJob.jid }, 'multi-client job stopped'))
-      .finally(() => this.running.delete(runner));
+      .finally(() => {
+        this.running.delete(runner);
+        this.deps.afterRun?.(targets.length);
+      });
     this.running.set(runner, done);
     return { jid: multiJob.jid, targets: targets.length, detach: () => runner.detach() };
   }

@@ -17,6 +17,8 @@ export interface FinishedJob {
   clientId: string;
   jid: string;
   outcome: JobOutcome;
+  /** The agent's answer to job.run, when it is recorded together with the result (the start is kept either way). */
+  started?: JobRunReply;
 }
 
 export interface StartedJob {
@@ -31,6 +33,8 @@ export interface JobRepository {
   insertMany(jobs: readonly Job[]): Promise<void>;
   /** The children of a multi-client job, oldest first. */
   listByMultiJob(multiJobId: string): Promise<Job[]>;
+  /** The children of a multi-client job, filtered, sorted and paged by the list grammar; count before paging. */
+  listChildren(multiJobId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
   /** How many children of a multi-client job there are in each status (one indexed query, no rows read out). */
   countByMultiJob(multiJobId: string): Promise<JobStatusCounts>;
   /** The job with that id, whichever client it belongs to. */
@@ -48,6 +52,8 @@ export interface JobRepository {
   finishMany(items: readonly FinishedJob[]): Promise<boolean[]>;
   /** Several `markStarted` at once, in one transaction. */
   markStartedMany(items: readonly StartedJob[]): Promise<void>;
+  /** `markStartedMany` and `finishMany` in one transaction; one answer per result. */
+  recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]>;
   /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   JOB_STATUSES,
   jobCreatedSchema,
+  jobSchema,
   multiCommandBodySchema,
   multiJobSchema,
   multiJobSummarySchema,
@@ -10,13 +11,16 @@ import {
   pickFields,
 } from '@svc/protocol';
 import { z } from 'zod';
-import { MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
+import { MULTI_JOB_CHILDREN, MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
 import { data, dataWithMeta, documented, list, sparse, type ApiOperation } from '../openapi/operation.js';
 
 type Query = Record<string, unknown>;
+
+/** Fields of a multi-client job that are read only when asked for (a run on many clients makes them big). */
+const TARGETING = ['client_ids', 'group_ids', 'tags', 'labels'];
 
 const STARTED = 'Started; follow it with GET /commands/{jid} or live on /ws/commands';
 const statusCounts = z.object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.number().int()])));
@@ -46,6 +50,12 @@ const OPERATIONS = {
     list: MULTI_JOB_ITEM,
     responses: [dataWithMeta(sparse(multiJobSchema), z.object({ jobs: statusCounts }))],
   },
+  children: {
+    tag: 'multi-client commands',
+    summary: 'The jobs of one multi-client job, page by page, with the list grammar',
+    list: MULTI_JOB_CHILDREN,
+    responses: [list(sparse(jobSchema))],
+  },
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.5 and 4.6 for many clients: start a multi-client command or script, read it, list them. */
@@ -64,13 +74,25 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
     return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
   });
 
-  // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read.
+  // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read,
+  // and leaving out the targeting fields skips those too.
   app.get<{ Params: { jid: string } }>('/commands/:jid', documented(OPERATIONS.get), async (request) => {
     const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
-    const withJobs = fields === undefined || fields.includes('jobs');
-    const { job, counts } = await multi.get(request.params.jid, withJobs);
+    const wants = (field: string) => fields === undefined || fields.includes(field);
+    const withTargets = TARGETING.some(wants);
+    const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
     return { data: pickFields(job, fields), meta: { jobs: counts } };
   });
+
+  app.get<{ Params: { jid: string } }>(
+    '/commands/:jid/jobs',
+    documented(OPERATIONS.children),
+    async (request) => {
+      const query = parseListQuery(request.query as Query, MULTI_JOB_CHILDREN);
+      const { data, count } = await multi.children(request.params.jid, query);
+      return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
+    },
+  );
 }
 
 /** POST /scripts; also mounted at the unversioned /api/scripts that the spec's example shows. */

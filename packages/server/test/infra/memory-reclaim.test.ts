@@ -1,0 +1,36 @@
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
+import { expect, test } from 'vitest';
+import { MemoryReclaim } from '../../src/infra/memory-reclaim.js';
+
+/** Resolves with the start times (epoch ms) of this process's next `count` major (mark-compact) GCs. */
+function majorGcs(count: number): Promise<number[]> {
+  const times: number[] = [];
+  return new Promise((resolve) => {
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+        if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+          times.push(performance.timeOrigin + entry.startTime);
+      }
+      if (times.length < count) return;
+      observer.disconnect();
+      resolve(times.slice(0, count));
+    });
+    observer.observe({ entryTypes: ['gc'] });
+  });
+}
+
+test('a large run is followed, once runs have been quiet for a while, by two full collections a second apart', async () => {
+  const reclaim = new MemoryReclaim(100, 50);
+  try {
+    const gcs = majorGcs(2);
+    const ranAt = Date.now();
+    reclaim.afterRun(99);
+    reclaim.afterRun(100);
+    const [first, second] = await gcs;
+    expect(first).toBeGreaterThanOrEqual(ranAt + 40);
+    expect(second! - first!).toBeGreaterThanOrEqual(900);
+  } finally {
+    reclaim.stop();
+  }
+});
