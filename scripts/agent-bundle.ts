@@ -3,7 +3,7 @@
  * instead of hundreds of modules keeps an idle agent smaller (issue 18): `svc` (packages/agent/bin/svc.js) runs
  * AGENT_BUNDLE, and the one-file agent embeds its own variant.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -19,6 +19,27 @@ export const AGENT_BUNDLE = join(ROOT, 'packages/agent/dist/svc.cjs');
  */
 const NATIVE_PACKAGES = /^(cpu-features|bufferutil|utf-8-validate)$/;
 const SSH2_BINDING = /^\.\/crypto\/build\/Release\/sshcrypto\.node$/;
+const SSH2_BINDING_PATH = 'ssh2/lib/protocol/crypto/build/Release/sshcrypto.node';
+const SSH2_POLY1305 = /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]crypto[\\/]poly1305\.js$/;
+
+/**
+ * ssh2 needs its poly1305 WebAssembly only for chacha20-poly1305 without its native binding, yet instantiates it
+ * as it loads, which keeps ~5 MB resident (V8's WebAssembly compiler, code and memory). When the binding loads,
+ * the bundle hands ssh2 a stand-in that throws if ever called; without it, the real module as before.
+ */
+const POLY1305_STAND_IN = `
+let binding = false;
+try {
+  require(${JSON.stringify(SSH2_BINDING_PATH)});
+  binding = true;
+} catch {}
+const unused = () => {
+  throw new Error('ssh2 poly1305 WebAssembly left out: the native binding does chacha20-poly1305');
+};
+module.exports = binding
+  ? async () => ({ _malloc: () => 0, cwrap: () => unused, HEAPU8: new Uint8Array(0) })
+  : require('svc-real-poly1305');
+`;
 
 /** Leaves the native addons out: they resolve to a module that throws on load, as a missing package would. */
 const leaveOutNativeAddons: Plugin = {
@@ -38,9 +59,18 @@ const requireNativeAddons: Plugin = {
   setup(build) {
     build.onResolve({ filter: NATIVE_PACKAGES }, (args) => ({ path: args.path, external: true }));
     // ssh2 requires its binding by a relative path; from the bundle it is found as a path in the ssh2 package.
-    build.onResolve({ filter: SSH2_BINDING }, (args) => ({
-      path: `ssh2/lib/protocol/${args.path.slice(2)}`,
-      external: true,
+    build.onResolve({ filter: SSH2_BINDING }, () => ({ path: SSH2_BINDING_PATH, external: true }));
+    build.onResolve({ filter: /^ssh2\/.*\.node$/ }, (args) => ({ path: args.path, external: true }));
+    let realPoly1305 = '';
+    build.onLoad({ filter: SSH2_POLY1305, namespace: 'file' }, (args) => {
+      realPoly1305 = args.path;
+      return { contents: POLY1305_STAND_IN, loader: 'js', resolveDir: dirname(args.path) };
+    });
+    build.onResolve({ filter: /^svc-real-poly1305$/ }, () => ({ path: realPoly1305, namespace: 'real' }));
+    build.onLoad({ filter: /.*/, namespace: 'real' }, async (args) => ({
+      contents: await readFile(args.path, 'utf8'),
+      loader: 'js',
+      resolveDir: dirname(args.path),
     }));
   },
 };
