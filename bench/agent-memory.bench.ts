@@ -1,38 +1,38 @@
 /**
- * Idle agent memory (issue 18): RSS of an idle svc agent connected to a real svcd, next to a bare node process
- * measured in the same run. Agents: the normal one (node packages/agent/bin/svc.js), the bundled script
- * (node dist-agent/svc.cjs) and the one-file executable (dist-agent/svc), built first. OpenRPort's client is a
- * fixed reference (13.8 MB, measured earlier), not run here.
+ * Agent memory (issue 18), against a real svcd:
+ * 1. Idle: RSS of idle svc agents connected to svcd, next to a bare node process measured in the same run. Agents:
+ *    `svc` as installed (node packages/agent/bin/svc.js, which runs the bundle packages/agent/dist/svc.cjs) and
+ *    the one-file executable (dist-agent/svc), built first. OpenRPort's client is a fixed reference (13.8 MB,
+ *    measured earlier), not run here.
+ * 2. After load: each agent carries BENCH_TUNNEL_MIB through a tunnel (half up, half down, to bench/tunnel-sink.ts),
+ *    then RSS once settled; then runs BENCH_COMMANDS commands (/usr/bin/true, one after the other, each to its
+ *    stored result), then RSS once settled. Target: back within 10 MiB of the idle figure.
  *
  *   npm run build && npm run bench:agent-memory
  *
- * Environment: BENCH_SETTLE_SECONDS (60: how long every process idles after connecting before RSS is sampled),
- * BENCH_BUNDLE_NODE_ARGS (node flags for the bundled agent only, e.g. V8 settings to compare),
- * BENCH_STRICT=1 (exit 1 when the target fails).
+ * Environment: BENCH_SETTLE_SECONDS (60: how long every process idles before RSS is sampled, after connecting and
+ * after each load), BENCH_TUNNEL_MIB (1024), BENCH_COMMANDS (100), BENCH_AGENT_NODE_ARGS (node flags for the svc
+ * agent only, e.g. V8 settings to compare), BENCH_STRICT=1 (exit 1 when a target fails).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BUNDLE, ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
-import { createApiClient } from '../test-support/api-client.js';
+import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
+import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
-import {
-  SVC_BIN,
-  freePort,
-  startExecutable,
-  startProcess,
-  type RunningProcess,
-} from '../test-support/process.js';
+import { SVC_BIN, freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
 import { onCleanUp, runBench } from './support/bench-runner.js';
-import { envNumber } from './support/child-processes.js';
+import { envNumber, readPrintedPort, startChild } from './support/child-processes.js';
 import { summarize } from './support/latency.js';
 import { checksTable, machine, progress, table, writeResult, type Check } from './support/report.js';
+import { SINK_SCRIPT, sinkTransfer } from './support/sink-transfer.js';
 
 const SETTLE_SECONDS = envNumber('BENCH_SETTLE_SECONDS', 60, 3600);
-/** Extra node flags for the bundled agent only, to try V8 settings against the others. */
-const BUNDLE_NODE_ARGS = (process.env.BENCH_BUNDLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const TUNNEL_MIB = envNumber('BENCH_TUNNEL_MIB', 1024, 65536);
+const COMMANDS = envNumber('BENCH_COMMANDS', 100, 100_000);
+const AGENT_NODE_ARGS = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const SAMPLES = 5;
 const MARGIN_MIB = 10;
 const OPENRPORT_MIB = 13.8;
@@ -44,12 +44,62 @@ const rssMiB = (pid: number): number => {
   return Number(kib) / 1024;
 };
 
+interface Subject {
+  name: string;
+  proc: RunningProcess;
+  /** The client id, for agents. */
+  agent?: string;
+}
+
+/** Waits SETTLE_SECONDS, then the median of SAMPLES RSS samples a second apart, per subject. */
+async function settledRss(subjects: Subject[], after: string): Promise<number[]> {
+  progress(`${after}; idling ${SETTLE_SECONDS} s`);
+  await sleep(SETTLE_SECONDS * 1000);
+  const samples = subjects.map(() => [] as number[]);
+  for (let i = 0; i < SAMPLES; i++) {
+    subjects.forEach((s, n) => samples[n]!.push(rssMiB(s.proc.child.pid!)));
+    await sleep(1000);
+  }
+  return samples.map((values) => summarize(values).p50);
+}
+
+async function pushThroughTunnel(api: ApiClient, clientId: string, sinkPort: number, tunnelPort: number) {
+  const query = new URLSearchParams({
+    remote: `127.0.0.1:${sinkPort}`,
+    local: `127.0.0.1:${tunnelPort}`,
+    'skip-idle-timeout': 'true',
+  });
+  const put = await api.request('PUT', `/clients/${clientId}/tunnels?${query.toString()}`, { auth: ADMIN });
+  if (put.status !== 200) throw new Error(`PUT tunnels for ${clientId}: HTTP ${put.status} ${put.text}`);
+  const half = (TUNNEL_MIB * 1024 * 1024) / 2;
+  await sinkTransfer(tunnelPort, 'upload', half);
+  await sinkTransfer(tunnelPort, 'download', half);
+}
+
+async function runCommands(api: ApiClient, clientId: string): Promise<void> {
+  for (let i = 0; i < COMMANDS; i++) {
+    const body = { command: '/usr/bin/true', timeout_sec: 60 };
+    const post = await api.post(`/clients/${clientId}/commands`, body, { auth: ADMIN });
+    if (post.status !== 200) throw new Error(`POST commands: HTTP ${post.status} ${post.text}`);
+    const jid = post.json.data.jid as string;
+    // The API offers no event for a finished job: poll, bounded.
+    for (let polls = 0; ; polls++) {
+      const view = await api.get(`/clients/${clientId}/commands/${jid}`, { auth: ADMIN });
+      const status = view.json.data.status as string;
+      if (status === 'successful') break;
+      if (status !== 'running' || polls > 2000) throw new Error(`job ${jid}: ${view.text}`);
+      await sleep(5);
+    }
+  }
+}
+
 async function main(): Promise<boolean> {
   progress('building the one-file agent');
   await buildOneFileAgent();
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-agent-memory-'));
   onCleanUp(() => rm(dir, { recursive: true, force: true }));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
+  const tunnelPorts = [await freePort(), await freePort()];
   await writeAdminUserFile(dir);
   const svcdConf = join(dir, 'svcd.conf');
   await writeFile(
@@ -60,6 +110,7 @@ async function main(): Promise<boolean> {
       'data_dir = "data"',
       'key_seed = "bench-agent-memory"',
       'auth = "agent:agent-password-1"',
+      `used_ports = [${tunnelPorts.map((p) => `"${p}"`).join(', ')}]`,
       '[api]',
       `address = "127.0.0.1:${apiPort}"`,
       'auth_file = "users.json"',
@@ -69,6 +120,11 @@ async function main(): Promise<boolean> {
   onCleanUp(() => Promise.all(running.map((p) => p.stop())).then(() => undefined));
   const svcd = await startSvcdProcess(svcdConf, { cwd: dir });
   running.push(svcd);
+  const sink = startChild('sink', process.execPath, ['--import', 'tsx', SINK_SCRIPT], {
+    cwd: dirname(SINK_SCRIPT),
+  });
+  onCleanUp(() => sink.stop());
+  const sinkPort = await readPrintedPort(sink, 30_000);
   const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
   const agentArgs = (id: string) => [
@@ -76,61 +132,82 @@ async function main(): Promise<boolean> {
     ...['--data-dir', join(dir, id), '--log-level', 'info', `http://127.0.0.1:${clientPort}`],
   ];
   const env = { SVC_AUTH: undefined, NODE_OPTIONS: undefined, NODE_ENV: undefined };
-  const subjects: { name: string; proc: RunningProcess; agent: boolean }[] = [
+  const subjects: Subject[] = [
     {
       name: "bare node -e 'setInterval(()=>{},1e3)'",
       proc: startExecutable(process.execPath, ['-e', 'setInterval(()=>{},1e3)'], { env }),
-      agent: false,
     },
     {
-      name: 'svc agent (node bin/svc.js)',
-      proc: startProcess(SVC_BIN, agentArgs('normal'), { env }),
-      agent: true,
-    },
-    {
-      name: `bundled agent (node ${[...BUNDLE_NODE_ARGS, 'svc.cjs'].join(' ')})`,
-      proc: startExecutable(process.execPath, [...BUNDLE_NODE_ARGS, BUNDLE, ...agentArgs('bundled')], {
-        env,
-      }),
-      agent: true,
+      name: `svc agent (node ${[...AGENT_NODE_ARGS, 'bin/svc.js'].join(' ')})`,
+      proc: startExecutable(process.execPath, [...AGENT_NODE_ARGS, SVC_BIN, ...agentArgs('svc')], { env }),
+      agent: 'svc',
     },
     {
       name: 'one-file agent (dist-agent/svc)',
       proc: startExecutable(ONE_FILE_AGENT, agentArgs('one-file'), { env }),
-      agent: true,
+      agent: 'one-file',
     },
   ];
   running.push(...subjects.map((s) => s.proc));
-  await Promise.all(subjects.filter((s) => s.agent).map((s) => s.proc.waitForLog('connected to svcd')));
-  progress(`all agents connected; idling ${SETTLE_SECONDS} s`);
-  await sleep(SETTLE_SECONDS * 1000);
-  const samples = subjects.map(() => [] as number[]);
-  for (let i = 0; i < SAMPLES; i++) {
-    subjects.forEach((s, n) => samples[n]!.push(rssMiB(s.proc.child.pid!)));
-    await sleep(1000);
+  const agents = subjects.filter((s) => s.agent !== undefined);
+  await Promise.all(agents.map((s) => s.proc.waitForLog('connected to svcd')));
+  const idle = await settledRss(subjects, 'all agents connected');
+  for (const [n, s] of agents.entries()) {
+    progress(`${s.agent}: ${TUNNEL_MIB} MiB through a tunnel`);
+    await pushThroughTunnel(api, s.agent!, sinkPort, tunnelPorts[n]!);
   }
-  const rss = samples.map((values) => summarize(values).p50);
-  const bare = rss[0]!;
+  const afterTunnel = await settledRss(subjects, `${TUNNEL_MIB} MiB through each agent`);
+  for (const s of agents) {
+    progress(`${s.agent}: ${COMMANDS} commands`);
+    await runCommands(api, s.agent!);
+  }
+  const afterCommands = await settledRss(subjects, `${COMMANDS} commands on each agent`);
+  const bare = idle[0]!;
+  const mib = (value: number) => `${value.toFixed(1)} MiB`;
   const rows = subjects.map((s, n) => [
     s.name,
-    `${rss[n]!.toFixed(1)} MiB`,
-    `${(rss[n]! - bare).toFixed(1)} MiB`,
+    mib(idle[n]!),
+    mib(idle[n]! - bare),
+    mib(afterTunnel[n]!),
+    mib(afterCommands[n]!),
   ]);
-  rows.push(['OpenRPort client (fixed reference, not run)', `${OPENRPORT_MIB} MB`, '']);
-  const checks: Check[] = [1, 3].map((n) => ({
-    target: `${subjects[n]!.name} idle RSS ≤ bare node + ${MARGIN_MIB} MiB`,
-    value: `${rss[n]!.toFixed(1)} MiB`,
-    limit: `${(bare + MARGIN_MIB).toFixed(1)} MiB`,
-    pass: rss[n]! <= bare + MARGIN_MIB,
-  }));
+  rows.push(['OpenRPort client (fixed reference, not run)', `${OPENRPORT_MIB} MB`, '', '', '']);
+  const checks: Check[] = agents.flatMap((s) => {
+    const n = subjects.indexOf(s);
+    const back = (label: string, value: number) => ({
+      target: `${s.name} RSS after ${label} ≤ its idle RSS + ${MARGIN_MIB} MiB`,
+      value: mib(value),
+      limit: mib(idle[n]! + MARGIN_MIB),
+      pass: value <= idle[n]! + MARGIN_MIB,
+    });
+    return [
+      {
+        target: `${s.name} idle RSS ≤ bare node + ${MARGIN_MIB} MiB`,
+        value: mib(idle[n]!),
+        limit: mib(bare + MARGIN_MIB),
+        pass: idle[n]! <= bare + MARGIN_MIB,
+      },
+      back(`${TUNNEL_MIB} MiB through a tunnel`, afterTunnel[n]!),
+      back(`${COMMANDS} commands`, afterCommands[n]!),
+    ];
+  });
   process.stdout.write(
-    `\nIdle RSS after connecting and ${SETTLE_SECONDS} s settled (median of ${SAMPLES} samples)\n`,
+    `\nRSS after ${SETTLE_SECONDS} s settled (median of ${SAMPLES} samples): idle after connecting, then after ` +
+      `${TUNNEL_MIB} MiB through a tunnel, then after ${COMMANDS} commands\n`,
   );
-  process.stdout.write(`${table(['process', 'RSS', 'over bare node'], rows)}\n\n${checksTable(checks)}\n`);
+  const headers = ['process', 'idle', 'idle over bare node', 'after tunnel', 'after commands'];
+  process.stdout.write(`${table(headers, rows)}\n\n${checksTable(checks)}\n`);
   const file = await writeResult('agent-memory', {
     machine: machine(),
     settleSeconds: SETTLE_SECONDS,
-    rssMiB: Object.fromEntries(subjects.map((s, n) => [s.name, rss[n]])),
+    tunnelMiB: TUNNEL_MIB,
+    commands: COMMANDS,
+    rssMiB: Object.fromEntries(
+      subjects.map((s, n) => [
+        s.name,
+        { idle: idle[n], afterTunnel: afterTunnel[n], afterCommands: afterCommands[n] },
+      ]),
+    ),
     openRPortReferenceMB: OPENRPORT_MIB,
     checks,
   });

@@ -4,14 +4,13 @@
  * with no node installed and no node_modules. Everything comes from npm and the running node: nothing is downloaded.
  */
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build, type Plugin } from 'esbuild';
 import { inject } from 'postject';
+import { ROOT, bundleAgent } from './agent-bundle.js';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { ROOT };
 export const OUT_DIR = join(ROOT, 'dist-agent');
 /** The agent as one CommonJS script, runnable with `node dist-agent/svc.cjs`. */
 export const BUNDLE = join(OUT_DIR, 'svc.cjs');
@@ -20,44 +19,6 @@ export const ONE_FILE_AGENT = join(OUT_DIR, 'svc');
 
 /** node's SEA fuse; postject flips it so the binary runs the embedded script instead of node's own CLI. */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
-const AGENT_ENTRY = join(ROOT, 'packages/agent/dist/main.js');
-
-/**
- * Native addons are optional everywhere the agent uses them, and a SEA can load none: ssh2 falls back to node's
- * crypto without cpu-features and its sshcrypto binding, ws to plain JS without bufferutil/utf-8-validate.
- */
-const OPTIONAL_NATIVE = /^(cpu-features|bufferutil|utf-8-validate)$|\.node$/;
-
-/** Resolves the optional native addons to a module that throws on load, as a missing package would. */
-const leaveOutNativeAddons: Plugin = {
-  name: 'leave-out-native-addons',
-  setup(build) {
-    build.onResolve({ filter: OPTIONAL_NATIVE }, (args) => ({ path: args.path, namespace: 'left-out' }));
-    build.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({
-      contents: `throw new Error(${JSON.stringify(`${args.path} is left out of the one-file agent`)});`,
-    }));
-  },
-};
-
-/** Bundles the built agent (run `tsc -b` first) into BUNDLE. */
-export async function bundleAgent(): Promise<void> {
-  await mkdir(OUT_DIR, { recursive: true });
-  const result = await build({
-    entryPoints: [AGENT_ENTRY],
-    outfile: BUNDLE,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    plugins: [leaveOutNativeAddons],
-    minifyWhitespace: true,
-    minifySyntax: true,
-    legalComments: 'linked',
-    logLevel: 'warning',
-  });
-  if (result.errors.length > 0)
-    throw new Error(`esbuild failed: ${result.errors.map((e) => e.text).join('; ')}`);
-}
 
 const run = promisify(execFile);
 
@@ -79,6 +40,7 @@ export async function buildSingleExecutable(): Promise<void> {
 }
 
 export async function buildOneFileAgent(): Promise<void> {
-  await bundleAgent();
+  // A single executable can load no native addon: the bundle leaves them out.
+  await bundleAgent({ outfile: BUNDLE, nativeAddons: 'left-out' });
   await buildSingleExecutable();
 }

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { RunningProcess, SVC_BIN, parseLog } from '../../../test-support/process.js';
 import { startTestServer, type TestServer } from '../../../test-support/server.js';
 
-// These run the built `svc` (bin/svc.js → dist/main.js): run `npx tsc -b` first.
+// These run the built `svc` (bin/svc.js → dist/svc.cjs, bundled from dist/ by vitest's global setup): run
+// `npx tsc -b` first.
 
 let svcd: TestServer;
 let dir: string;

@@ -5,7 +5,7 @@ import { parseCpuInfo, vendorFromModelName } from '../src/sysinfo/cpu.js';
 import { collectFacts, kernelFamily } from '../src/sysinfo/facts.js';
 import { externalAddresses } from '../src/sysinfo/network.js';
 import { linuxIdentity, parseMacSystemVersion, parseOsRelease } from '../src/sysinfo/os-release.js';
-import { describeTimezone } from '../src/sysinfo/timezone.js';
+import { describeTimezone, localZoneName } from '../src/sysinfo/timezone.js';
 import { containerFromCgroup, vmFromDmi } from '../src/sysinfo/virtualization.js';
 
 describe('collectFacts on this host', () => {
@@ -121,6 +121,39 @@ describe('parsers', () => {
     expect(describeTimezone(date, 'Zone/Name')).toMatch(/^Zone\/Name \(UTC[+-]\d\d:\d\d\)$/);
     if (date.getTimezoneOffset() === 0) expect(describeTimezone(date, 'UTC')).toBe('UTC (UTC+00:00)');
   });
+
+  test('zone name from the /etc/localtime link, TZ and other cases left to Intl', () => {
+    const intl = () => 'Intl/Answer';
+    const link = (target: string | undefined) => ({ tz: undefined, localtimeLink: () => target, intl });
+    expect(localZoneName(link('/usr/share/zoneinfo/Europe/Berlin'))).toBe('Europe/Berlin');
+    expect(localZoneName(link('../usr/share/zoneinfo/America/Argentina/Buenos_Aires'))).toBe(
+      'America/Argentina/Buenos_Aires',
+    );
+    expect(localZoneName(link('/var/db/timezone/zoneinfo/Etc/GMT+5'))).toBe('Etc/GMT+5');
+    expect(localZoneName(link('/usr/share/zoneinfo/Etc/UTC'))).toBe('UTC');
+    expect(localZoneName(link('/usr/share/zoneinfo/Universal'))).toBe('UTC');
+    expect(localZoneName(link(undefined))).toBe('Intl/Answer');
+    expect(localZoneName(link('/etc/some-other-file'))).toBe('Intl/Answer');
+    const neverRead = () => expect.unreachable('the link is not read when TZ is set');
+    expect(localZoneName({ tz: 'Asia/Tokyo', localtimeLink: neverRead, intl })).toBe('Intl/Answer');
+    expect(localZoneName({ tz: undefined, localtimeLink: () => undefined, intl: () => undefined })).toBe(
+      'UTC',
+    );
+    expect(localZoneName({ tz: undefined, localtimeLink: () => undefined, intl: () => 'Etc/GMT' })).toBe(
+      'UTC',
+    );
+  });
+
+  test.runIf(process.platform === 'linux' && process.env.TZ === undefined)(
+    'zone name on this host matches Intl',
+    () => {
+      const intl = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      // Intl renames a few zones to older aliases (Asia/Kolkata → Asia/Calcutta); only the usual ones are compared.
+      if (/^(UTC|Europe\/Berlin|America\/New_York|Europe\/London)$/.test(intl))
+        expect(localZoneName()).toBe(intl);
+      expect(localZoneName()).toMatch(/^[\w+-]+(\/[\w+-]+)*$/);
+    },
+  );
 
   test('external addresses skip internal ones and duplicates', () => {
     const base = { netmask: '', mac: '', cidr: null };

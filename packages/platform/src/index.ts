@@ -13,6 +13,7 @@ export {
   type ToleratedKeys,
 } from './config-loader.js';
 export { createLogger, type Logger, type LoggerOptions, type LogLevel } from './logger.js';
+export { createLineLogger, type LineLogger } from './line-logger.js';
 export { onShutdown, type ShutdownOptions, type ShutdownProcess } from './lifecycle.js';
 export { describeValue } from './values.js';
 export * from './control-peer.js';

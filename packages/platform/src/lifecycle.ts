@@ -1,4 +1,4 @@
-import type { Logger } from './logger.js';
+import type { LineLogger } from './line-logger.js';
 
 /** The part of `process` that onShutdown uses; tests pass a fake. */
 export interface ShutdownProcess {
@@ -12,7 +12,7 @@ export interface ShutdownOptions {
   timeoutMs?: number;
   signals?: NodeJS.Signals[];
   process?: ShutdownProcess;
-  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  logger?: Pick<LineLogger, 'info' | 'warn' | 'error'>;
 }
 
 /**

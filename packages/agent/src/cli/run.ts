@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { createLogger, onShutdown, readPemFile } from '@svc/platform';
+import { createLineLogger, onShutdown, readPemFile } from '@svc/platform';
 import { loadOrCreateClientId } from '../config/client-id.js';
 import { loadAgentConfig } from '../config/schema.js';
 import { resolveSettings, type AgentSettings } from '../config/settings.js';
@@ -28,7 +28,7 @@ export async function runAgent(commandLine: CommandLine, env: Environment): Prom
     ...tlsCaFile,
     pem: await readPemFile(tlsCaFile.path, tlsCaFile.setting, 'certificate'),
   };
-  const logger = createLogger({ name: 'svc', level: settings.logLevel, file: settings.logFile });
+  const logger = createLineLogger({ name: 'svc', level: settings.logLevel, file: settings.logFile });
   if (process.getuid?.() === 0) logger.warn('svc is running as root; an unprivileged user is enough');
   const clientId = settings.clientId ?? (await loadOrCreateClientId(settings.dataDir));
   logger.info(

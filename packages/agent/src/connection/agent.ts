@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Backoff, ControlError, formatDuration, type Logger } from '@svc/platform';
+import { Backoff, ControlError, formatDuration, type LineLogger as Logger } from '@svc/platform';
 import { CONTROL_ERRORS, type SystemFacts } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import type { ExecSettings } from '../exec/exec-settings.js';

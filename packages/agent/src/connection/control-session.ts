@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { ControlError, ControlPeer, type Logger } from '@svc/platform';
+import { ControlError, ControlPeer, type LineLogger as Logger } from '@svc/platform';
 import {
   CONTROL_ERRORS,
   type Hello,

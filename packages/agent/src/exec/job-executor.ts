@@ -1,5 +1,5 @@
 import type { Client } from 'ssh2';
-import type { Logger } from '@svc/platform';
+import type { LineLogger as Logger } from '@svc/platform';
 import type { JobRun, JobRunReply } from '@svc/protocol';
 import { jobErrors } from './job-errors.js';
 import type { JobOutput } from './job-output.js';

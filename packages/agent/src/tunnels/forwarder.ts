@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import type { Client, ClientChannel, TcpConnectionDetails } from 'ssh2';
-import { ControlError, splice, type Logger } from '@svc/platform';
+import { ControlError, splice, type LineLogger as Logger } from '@svc/platform';
 import { CONTROL_ERRORS } from '@svc/protocol';
 import type { TunnelAllowList } from './tunnel-allowed.js';
 

@@ -1,0 +1,87 @@
+/**
+ * `svc` runs one bundle (packages/agent/dist/svc.cjs) that loads the native addons from node_modules. There, ssh2's
+ * poly1305 WebAssembly is left out when ssh2's binding loads; here the bundle runs with no node_modules around it,
+ * so no binding loads, and ssh2 must get the real module and still connect and carry a tunnel.
+ */
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { AGENT_BUNDLE } from '../scripts/agent-bundle.js';
+import { createApiClient, type ApiClient } from '../test-support/api-client.js';
+import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
+import { roundTrip } from '../test-support/tcp.js';
+
+const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
+const CLIENT_ID = 'bundle-alone';
+
+let dir: string;
+let api: ApiClient;
+let svcd: RunningProcess | undefined;
+let agent: RunningProcess | undefined;
+let echo: Server | undefined;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-bundle-'));
+  await copyFile(AGENT_BUNDLE, join(dir, 'svc.cjs'));
+  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
+  echo.listen(0, '127.0.0.1');
+  await once(echo, 'listening');
+  const [apiPort, clientPort] = [await freePort(), await freePort()];
+  await writeAdminUserFile(dir);
+  await writeFile(
+    join(dir, 'svcd.conf'),
+    [
+      '[server]',
+      `address = "127.0.0.1:${clientPort}"`,
+      'data_dir = "data"',
+      'key_seed = "e2e-bundle-seed"',
+      'auth = "agent:agent-password-1"',
+      '[api]',
+      `address = "127.0.0.1:${apiPort}"`,
+      'auth_file = "users.json"',
+    ].join('\n'),
+  );
+  svcd = await startSvcdProcess(join(dir, 'svcd.conf'));
+  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  agent = startExecutable(
+    process.execPath,
+    [
+      ...[join(dir, 'svc.cjs'), '--auth', 'agent:agent-password-1', '--id', CLIENT_ID],
+      ...[
+        '--fingerprint',
+        fingerprint,
+        '--data-dir',
+        join(dir, 'agent-data'),
+        `http://127.0.0.1:${clientPort}`,
+      ],
+    ],
+    { cwd: dir, env: { SVC_AUTH: undefined, NODE_OPTIONS: undefined, NODE_PATH: undefined } },
+  );
+  await agent.waitForLog('connected to svcd');
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await svcd?.stop();
+  echo?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('the bundle alone, without its native addons, connects and carries a tunnel', async () => {
+  for (let up = dir; up !== '/'; up = join(up, '..'))
+    expect(existsSync(join(up, 'node_modules'))).toBe(false);
+  const echoPort = (echo!.address() as AddressInfo).port;
+  const res = await api.request('PUT', `/clients/${CLIENT_ID}/tunnels?remote=127.0.0.1:${echoPort}`, {
+    auth: ADMIN,
+  });
+  expect(res.status, res.text).toBe(200);
+  const text = 'through the bundle alone\n'.repeat(5000);
+  expect(await roundTrip(Number(res.json.data.lport), text)).toBe(text);
+  expect(agent!.stderr).toBe('');
+});

@@ -1,0 +1,101 @@
+/**
+ * The svc agent as one CommonJS script, bundled by esbuild from the built agent (run `tsc -b` first). One file
+ * instead of hundreds of modules keeps an idle agent smaller (issue 18): `svc` (packages/agent/bin/svc.js) runs
+ * AGENT_BUNDLE, and the one-file agent embeds its own variant.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const AGENT_ENTRY = join(ROOT, 'packages/agent/dist/main.js');
+/** The bundle `svc` runs, next to the tsc output so the package's files carry it. */
+export const AGENT_BUNDLE = join(ROOT, 'packages/agent/dist/svc.cjs');
+
+/**
+ * Native addons are optional everywhere the agent uses them: ssh2 falls back to node's crypto without cpu-features
+ * and its sshcrypto binding, ws to plain JS without bufferutil/utf-8-validate.
+ */
+const NATIVE_PACKAGES = /^(cpu-features|bufferutil|utf-8-validate)$/;
+const SSH2_BINDING = /^\.\/crypto\/build\/Release\/sshcrypto\.node$/;
+const SSH2_BINDING_PATH = 'ssh2/lib/protocol/crypto/build/Release/sshcrypto.node';
+const SSH2_POLY1305 = /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]crypto[\\/]poly1305\.js$/;
+
+/**
+ * ssh2 needs its poly1305 WebAssembly only for chacha20-poly1305 without its native binding, yet instantiates it
+ * as it loads, which keeps ~5 MB resident (V8's WebAssembly compiler, code and memory). When the binding loads,
+ * the bundle hands ssh2 a stand-in that throws if ever called; without it, the real module as before.
+ */
+const POLY1305_STAND_IN = `
+let binding = false;
+try {
+  require(${JSON.stringify(SSH2_BINDING_PATH)});
+  binding = true;
+} catch {}
+const unused = () => {
+  throw new Error('ssh2 poly1305 WebAssembly left out: the native binding does chacha20-poly1305');
+};
+module.exports = binding
+  ? async () => ({ _malloc: () => 0, cwrap: () => unused, HEAPU8: new Uint8Array(0) })
+  : require('svc-real-poly1305');
+`;
+
+/** Leaves the native addons out: they resolve to a module that throws on load, as a missing package would. */
+const leaveOutNativeAddons: Plugin = {
+  name: 'leave-out-native-addons',
+  setup(build) {
+    for (const filter of [NATIVE_PACKAGES, /\.node$/])
+      build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'left-out' }));
+    build.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`${args.path} is left out of the one-file agent`)});`,
+    }));
+  },
+};
+
+/** Loads the native addons at run time from node_modules, as the unbundled modules would. */
+const requireNativeAddons: Plugin = {
+  name: 'require-native-addons',
+  setup(build) {
+    build.onResolve({ filter: NATIVE_PACKAGES }, (args) => ({ path: args.path, external: true }));
+    // ssh2 requires its binding by a relative path; from the bundle it is found as a path in the ssh2 package.
+    build.onResolve({ filter: SSH2_BINDING }, () => ({ path: SSH2_BINDING_PATH, external: true }));
+    build.onResolve({ filter: /^ssh2\/.*\.node$/ }, (args) => ({ path: args.path, external: true }));
+    let realPoly1305 = '';
+    build.onLoad({ filter: SSH2_POLY1305, namespace: 'file' }, (args) => {
+      realPoly1305 = args.path;
+      return { contents: POLY1305_STAND_IN, loader: 'js', resolveDir: dirname(args.path) };
+    });
+    build.onResolve({ filter: /^svc-real-poly1305$/ }, () => ({ path: realPoly1305, namespace: 'real' }));
+    build.onLoad({ filter: /.*/, namespace: 'real' }, async (args) => ({
+      contents: await readFile(args.path, 'utf8'),
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+export interface BundleOptions {
+  outfile: string;
+  /** 'external': required from node_modules at run time; 'left-out': not there (a single executable loads none). */
+  nativeAddons: 'external' | 'left-out';
+}
+
+export async function bundleAgent({ outfile, nativeAddons }: BundleOptions): Promise<void> {
+  await mkdir(dirname(outfile), { recursive: true });
+  const result = await build({
+    entryPoints: [AGENT_ENTRY],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    plugins: [nativeAddons === 'external' ? requireNativeAddons : leaveOutNativeAddons],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+  if (result.errors.length > 0)
+    throw new Error(`esbuild failed: ${result.errors.map((e) => e.text).join('; ')}`);
+}
