@@ -1,7 +1,8 @@
 /**
  * Fan-out of one multi-client job (issue 14): BENCH_CLIENTS simulated svc agents (default 1,000, spread over
- * BENCH_WORKERS simulator processes; they run the agent's own link and output-channel code and answer `job.run`
- * with a built-in no-op) are connected to one real svcd. Measured in the same run:
+ * BENCH_WORKERS simulator processes; they run the agent's own link and result-sending code and answer `job.run`
+ * with a built-in no-op whose result goes back in a `job.result` request, or with BENCH_JOB_RESULTS=channel on an
+ * output channel as agents before that request did) are connected to one real svcd. Measured in the same run:
  *
  * 1. The raw round (reference): every simulated agent sends one control request (`ping`) on its link at one common
  *    start, and the round lasts until the last reply is in (the slowest worker). Median of BENCH_RUNS.
@@ -16,8 +17,8 @@
  *
  * Environment: BENCH_CLIENTS (1000), BENCH_WORKERS (4), BENCH_RUNS (5), BENCH_POLL_MS (20), BENCH_SETTLE_SECONDS
  * (20), BENCH_CONNECT_CONCURRENCY (32), BENCH_CONNECT_TIMEOUT (900 s), BENCH_MAX_HANDSHAKES, BENCH_SVCD_NODE_ARGS
- * (extra node flags for svcd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof), BENCH_STRICT=1 (exit 1 when a target
- * fails).
+ * (extra node flags for svcd, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof), BENCH_JOB_RESULTS=channel,
+ * BENCH_STRICT=1 (exit 1 when a target fails).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './support/api-client.js';
