@@ -182,7 +182,15 @@ export async function startServer(
       ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
       : new SqlJobRepository(database);
     const jobWatch = new JobWatch();
-    const memoryReclaim = new MemoryReclaim();
+    const memoryReclaim = new MemoryReclaim(({ pausesMs, rssBefore, rssAfter }) =>
+      logger.info(
+        {
+          pauses_ms: pausesMs.map((ms) => Math.round(ms)),
+          rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / 2 ** 20)),
+        },
+        'gave back the memory of a large multi-client run (two full garbage collections)',
+      ),
+    );
     opened.memoryReclaim = memoryReclaim;
     const jobs = new JobsService(jobRepository, registryJobClients(clients), dispatch, systemClock, jobWatch);
     const multiJobs = new MultiJobsService({

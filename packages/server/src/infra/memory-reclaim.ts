@@ -8,6 +8,13 @@ export const RECLAIM_QUIET_MS = 3_000;
 /** Between the two collections: the first one's concurrent sweeping is done by then. */
 const SECOND_COLLECTION_MS = 1_000;
 
+export interface ReclaimOutcome {
+  pausesMs: [number, number];
+  /** Bytes, before the first collection and after the second. */
+  rssBefore: number;
+  rssAfter: number;
+}
+
 /**
  * Gives back the memory of large fan-outs. Each client of a run leaves a few KiB of short-lived objects that
  * survive into V8's old generation; V8 lets that generation grow and only compacts it at its next major GC,
@@ -22,6 +29,8 @@ export class MemoryReclaim {
   private collect: (() => void) | undefined;
 
   constructor(
+    /** Told each reclaim's pauses and the RSS before and after, for the log. */
+    private readonly report: (outcome: ReclaimOutcome) => void = () => {},
     private readonly minTargets = RECLAIM_MIN_TARGETS,
     private readonly quietMs = RECLAIM_QUIET_MS,
   ) {}
@@ -30,8 +39,12 @@ export class MemoryReclaim {
   afterRun(targets: number): void {
     if (targets < this.minTargets) return;
     this.schedule(this.quietMs, () => {
-      this.gc();
-      this.schedule(SECOND_COLLECTION_MS, () => this.gc());
+      const rssBefore = process.memoryUsage.rss();
+      const first = this.gc();
+      this.schedule(SECOND_COLLECTION_MS, () => {
+        const second = this.gc();
+        this.report({ pausesMs: [first, second], rssBefore, rssAfter: process.memoryUsage.rss() });
+      });
     });
   }
 
@@ -50,12 +63,15 @@ export class MemoryReclaim {
     this.timer.unref();
   }
 
-  private gc(): void {
+  /** One full collection; returns how long it blocked the process, in ms. */
+  private gc(): number {
     if (!this.collect) {
       // The documented way to reach V8's collector without starting node with --expose-gc.
       setFlagsFromString('--expose-gc');
       this.collect = runInNewContext('gc') as () => void;
     }
+    const start = performance.now();
     this.collect();
+    return performance.now() - start;
   }
 }

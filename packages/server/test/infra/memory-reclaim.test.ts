@@ -1,6 +1,6 @@
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
-import { expect, test } from 'vitest';
-import { MemoryReclaim } from '../../src/infra/memory-reclaim.js';
+import { expect, test, vi } from 'vitest';
+import { MemoryReclaim, type ReclaimOutcome } from '../../src/infra/memory-reclaim.js';
 
 /** Resolves with the start times (epoch ms) of this process's next `count` major (mark-compact) GCs. */
 function majorGcs(count: number): Promise<number[]> {
@@ -21,7 +21,8 @@ function majorGcs(count: number): Promise<number[]> {
 }
 
 test('a large run is followed, once runs have been quiet for a while, by two full collections a second apart', async () => {
-  const reclaim = new MemoryReclaim(100, 50);
+  let reported: ReclaimOutcome | undefined;
+  const reclaim = new MemoryReclaim((outcome) => (reported = outcome), 100, 50);
   try {
     const gcs = majorGcs(2);
     const ranAt = Date.now();
@@ -30,6 +31,9 @@ test('a large run is followed, once runs have been quiet for a while, by two ful
     const [first, second] = await gcs;
     expect(first).toBeGreaterThanOrEqual(ranAt + 40);
     expect(second! - first!).toBeGreaterThanOrEqual(900);
+    await vi.waitFor(() => expect(reported).toBeDefined());
+    expect(reported!.pausesMs.every((ms) => ms > 0 && ms < 10_000)).toBe(true);
+    expect(reported!.rssAfter).toBeGreaterThan(0);
   } finally {
     reclaim.stop();
   }
