@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient, type StatusData } from './api-client.js';
 import { freePort, HOST } from './child-processes.js';
-import { collectGarbage } from './inspector-gc.js';
+import { collectGarbage, heapUsedBytes } from './inspector-gc.js';
 import { waitListed } from './load-setup.js';
 import { sequentialLatencies, summarize } from './latency.js';
 import { RealAgentFleet } from './real-agent-fleet.js';
@@ -43,11 +43,11 @@ export interface SlopeOptions {
   warmupAgents: number;
 }
 
-/** svcd's RSS at `from` and `to` agents (medians of the samples) and the slope between them. */
+/** A size (KiB) at `from` and at `to` agents (RSS: median of the samples) and the slope between them. */
 export interface SlopeFigures {
-  rssFromKiB: number;
-  rssToKiB: number;
-  slopeKiB: number;
+  fromKiB: number;
+  toKiB: number;
+  perAgentKiB: number;
 }
 
 export interface SlopeResult {
@@ -58,9 +58,11 @@ export interface SlopeResult {
   settled: SlopeFigures;
   /** RSS right after full garbage collections: what the agents keep alive, without garbage or its timing. */
   afterGc: SlopeFigures;
+  /** The live JS heap after those collections (V8's used size): its slope has none of RSS's page-level noise. */
+  liveHeap: SlopeFigures;
   /** Seconds to connect the added agents. */
   connectSeconds: number;
-  samplesKiB: Record<'from' | 'to', { settled: number[]; afterGc: number[] }>;
+  samplesKiB: Record<'from' | 'to', { settled: number[]; afterGc: number[]; liveHeapKiB: number }>;
   /** Real agents only: their summed RSS at `to`. */
   agentsRssKiB?: number;
 }
@@ -80,14 +82,15 @@ async function measurePoint(
   svcd: SvcdProcess,
   inspectPort: number,
   options: SlopeOptions,
-): Promise<{ settled: number[]; afterGc: number[] }> {
+): Promise<{ settled: number[]; afterGc: number[]; liveHeapKiB: number }> {
   await sleep(options.settleSeconds * 1000);
   const settled = await rssSamples(svcd, options.samples);
   // Twice: the first one may leave objects that only weak references or finalizers kept.
   await collectGarbage(HOST, inspectPort);
   await collectGarbage(HOST, inspectPort);
+  const liveHeapKiB = (await heapUsedBytes(HOST, inspectPort)) / 1024;
   await sleep(GC_SETTLE_MS);
-  return { settled, afterGc: await rssSamples(svcd, options.samples) };
+  return { settled, afterGc: await rssSamples(svcd, options.samples), liveHeapKiB };
 }
 
 /** Runs one slope measurement on its own svcd; everything it started is stopped before it returns. */
@@ -165,9 +168,9 @@ export async function measureSlope(options: SlopeOptions): Promise<SlopeResult> 
     const toSamples = await measurePoint(svcd, inspectPort, options);
     if (kind === 'real' && real.exited > 0) throw new Error(`${real.exited} real agents exited while held`);
     const figures = (which: 'settled' | 'afterGc'): SlopeFigures => {
-      const rssFromKiB = summarize(fromSamples[which]).p50;
-      const rssToKiB = summarize(toSamples[which]).p50;
-      return { rssFromKiB, rssToKiB, slopeKiB: (rssToKiB - rssFromKiB) / (to - from) };
+      const fromKiB = summarize(fromSamples[which]).p50;
+      const toKiB = summarize(toSamples[which]).p50;
+      return { fromKiB, toKiB, perAgentKiB: (toKiB - fromKiB) / (to - from) };
     };
     const result: SlopeResult = {
       kind,
@@ -175,6 +178,11 @@ export async function measureSlope(options: SlopeOptions): Promise<SlopeResult> 
       to,
       settled: figures('settled'),
       afterGc: figures('afterGc'),
+      liveHeap: {
+        fromKiB: fromSamples.liveHeapKiB,
+        toKiB: toSamples.liveHeapKiB,
+        perAgentKiB: (toSamples.liveHeapKiB - fromSamples.liveHeapKiB) / (to - from),
+      },
       connectSeconds,
       samplesKiB: { from: fromSamples, to: toSamples },
       ...(kind === 'real'
@@ -183,9 +191,10 @@ export async function measureSlope(options: SlopeOptions): Promise<SlopeResult> 
     };
     const { settled, afterGc } = result;
     progress(
-      `${kind}: svcd RSS ${settled.rssFromKiB} KiB at ${from}, ${settled.rssToKiB} KiB at ${to}: ` +
-        `${settled.slopeKiB.toFixed(1)} KiB per agent; after a full GC ${afterGc.rssFromKiB} and ` +
-        `${afterGc.rssToKiB} KiB: ${afterGc.slopeKiB.toFixed(1)} KiB per agent`,
+      `${kind}: svcd RSS ${settled.fromKiB} KiB at ${from}, ${settled.toKiB} KiB at ${to}: ` +
+        `${settled.perAgentKiB.toFixed(1)} KiB per agent; after a full GC ${afterGc.fromKiB} and ` +
+        `${afterGc.toKiB} KiB: ${afterGc.perAgentKiB.toFixed(1)} KiB per agent; ` +
+        `live heap ${result.liveHeap.perAgentKiB.toFixed(1)} KiB per agent`,
     );
     return result;
   } finally {
