@@ -6,12 +6,20 @@
  *
  *   npm run build && npm run bench:idle
  *
+ * Then the RSS slope per agent between BENCH_SLOPE_FROM (20) and BENCH_REAL_AGENTS (120) connected agents, each
+ * on a fresh svcd: once with simulated agents (one simulator process) and once with real agent processes
+ * (node packages/agent/bin/svc.js, about 75 MiB each), measured the same way (bench/support/agent-slope.ts).
+ *
  * Environment: BENCH_CLIENTS (10000), BENCH_WORKERS (4), BENCH_CONNECT_CONCURRENCY (32 first attempts in flight),
  * BENCH_REQUESTS (300), BENCH_SETTLE_SECONDS (20 s of RSS samples after connecting), BENCH_CONNECT_TIMEOUT
  * (900 s), BENCH_MAX_HANDSHAKES (svcd's max_concurrent_ssh_handshakes; unset = svcd's default),
- * BENCH_SVCD_NODE_ARGS (extra node flags for svcd), BENCH_STRICT=1 (exit 1 when a target fails).
+ * BENCH_SVCD_NODE_ARGS (extra node flags for svcd), BENCH_STRICT=1 (exit 1 when a target fails);
+ * for the slope: BENCH_REAL_AGENTS (120; 0 = skip the slope), BENCH_SLOPE_FROM (20), BENCH_SLOPE_SETTLE_SECONDS
+ * (20), BENCH_SLOPE_WARMUP (300 simulated agents connected and dropped first), BENCH_SLOPE_CONCURRENCY (8 agents
+ * connecting at once).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { measureSlope, type SlopeResult } from './support/agent-slope.js';
 import { runBench } from './support/bench-runner.js';
 import { envNumber } from './support/child-processes.js';
 import { loadSettings } from './support/load-settings.js';
@@ -29,12 +37,18 @@ import {
 import type { FleetStats } from './support/simulator-fleet.js';
 import type { SvcdProcess } from './support/svcd-process.js';
 
-const TARGETS = { maxRssPerClientKiB: 32, maxClientsP99Ms: 50 };
+const TARGETS = { maxRssPerClientKiB: 32, maxClientsP99Ms: 50, maxRssPerRealAgentKiB: 32 };
 
 const SETTINGS = loadSettings(10_000);
 const { clients: CLIENTS, workers: WORKERS } = SETTINGS;
 const REQUESTS = envNumber('BENCH_REQUESTS', 300, 100_000);
 const SETTLE_SECONDS = envNumber('BENCH_SETTLE_SECONDS', 20, 3600);
+const SLOPE_TO = process.env.BENCH_REAL_AGENTS === '0' ? 0 : envNumber('BENCH_REAL_AGENTS', 120, 1000);
+const SLOPE_FROM = envNumber('BENCH_SLOPE_FROM', 20, 1000);
+const SLOPE_SETTLE_SECONDS = envNumber('BENCH_SLOPE_SETTLE_SECONDS', 20, 3600);
+const SLOPE_WARMUP =
+  process.env.BENCH_SLOPE_WARMUP === '0' ? 0 : envNumber('BENCH_SLOPE_WARMUP', 300, 100_000);
+const SLOPE_CONCURRENCY = envNumber('BENCH_SLOPE_CONCURRENCY', 8, 1000);
 const LIST_PATH = '/clients?page[limit]=50';
 const WARMUP_REQUESTS = 30;
 /** RSS samples (one per second) whose median is the settled value. */
@@ -65,7 +79,49 @@ function describeFleet(s: FleetStats): string {
   );
 }
 
-/** Waits (at most 60 s) until svcd's /status counts `count` connected clients. */
+/** The RSS slope per agent, simulated then real agents, each on a fresh svcd. */
+async function measureSlopes(): Promise<SlopeResult[]> {
+  const results: SlopeResult[] = [];
+  for (const kind of ['simulated', 'real'] as const) {
+    progress(`RSS slope ${SLOPE_FROM} → ${SLOPE_TO} with ${kind} agents (load average ${loadAverage()})`);
+    results.push(
+      await measureSlope({
+        kind,
+        from: SLOPE_FROM,
+        to: SLOPE_TO,
+        settleSeconds: SLOPE_SETTLE_SECONDS,
+        samples: SETTLED_SAMPLES,
+        connectConcurrency: SLOPE_CONCURRENCY,
+        svcdNodeArgs: SETTINGS.svcdNodeArgs,
+        warmupAgents: SLOPE_WARMUP,
+      }),
+    );
+  }
+  return results;
+}
+
+function slopeTable(slopes: SlopeResult[]): string {
+  const label = {
+    settled: `svcd RSS, settled ${SLOPE_SETTLE_SECONDS} s`,
+    afterGc: 'svcd RSS after a full GC',
+    liveHeap: 'live JS heap after a full GC',
+  };
+  const rows = slopes.flatMap((r) =>
+    (['settled', 'afterGc', 'liveHeap'] as const).map((which) => [
+      `${r.kind} agents: ${label[which]}`,
+      mib(r[which].fromKiB),
+      mib(r[which].toKiB),
+      `${r[which].perAgentKiB.toFixed(1)} KiB`,
+    ]),
+  );
+  return [
+    `svcd memory per agent, ${SLOPE_FROM} → ${SLOPE_TO} agents, each kind on a fresh svcd ` +
+      `(${SLOPE_WARMUP} simulated agents connected and dropped first; RSS median of ${SETTLED_SAMPLES} s)`,
+    '',
+    table(['agents: figure', `at ${SLOPE_FROM}`, `at ${SLOPE_TO}`, 'per agent'], rows),
+  ].join('\n');
+}
+
 async function main(): Promise<boolean> {
   const { svcd, api, loadBefore, newFleet } = await startLoadSetup('idle', SETTINGS, 1);
 
@@ -112,6 +168,9 @@ async function main(): Promise<boolean> {
   const stopStart = performance.now();
   await svcd.stop(STOP_GRACE_MS);
   const stopSeconds = (performance.now() - stopStart) / 1000;
+  await fleet.stop();
+  const slopes = SLOPE_TO > 0 ? await measureSlopes() : [];
+  const real = slopes.find((r) => r.kind === 'real');
 
   const checks: Check[] = [
     {
@@ -126,6 +185,16 @@ async function main(): Promise<boolean> {
       limit: `< ${TARGETS.maxClientsP99Ms} ms`,
       pass: latencies.p99 < TARGETS.maxClientsP99Ms,
     },
+    ...(real
+      ? [
+          {
+            target: `svcd RSS per real agent, slope ${SLOPE_FROM} → ${SLOPE_TO} (after a full GC)`,
+            value: `${real.afterGc.perAgentKiB.toFixed(1)} KiB`,
+            limit: `<= ${TARGETS.maxRssPerRealAgentKiB} KiB`,
+            pass: real.afterGc.perAgentKiB <= TARGETS.maxRssPerRealAgentKiB,
+          },
+        ]
+      : []),
   ];
   const figures = {
     clients: CLIENTS,
@@ -142,6 +211,7 @@ async function main(): Promise<boolean> {
     simulatorRssKiB: held.rssKiB,
     disconnectsWhileHeld: held.disconnects,
     gracefulStopSeconds: stopSeconds,
+    slopes,
   };
   const out = [
     '',
@@ -174,6 +244,7 @@ async function main(): Promise<boolean> {
       ],
     ),
     '',
+    ...(slopes.length > 0 ? [slopeTable(slopes), ''] : []),
     checksTable(checks),
     '',
   ];
@@ -183,6 +254,13 @@ async function main(): Promise<boolean> {
       ...SETTINGS,
       requests: REQUESTS,
       settleSeconds: SETTLE_SECONDS,
+      slope: {
+        from: SLOPE_FROM,
+        to: SLOPE_TO,
+        settleSeconds: SLOPE_SETTLE_SECONDS,
+        warmup: SLOPE_WARMUP,
+        concurrency: SLOPE_CONCURRENCY,
+      },
     },
     machine: machine(),
     targets: TARGETS,

@@ -68,3 +68,14 @@ export function processTreeCpuTimes(pid: number | undefined): CpuTimes | undefin
   }
   return total;
 }
+
+/** VmRSS of the process in KiB; undefined when it cannot be read (gone). */
+export function processRssKiB(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -22,6 +22,8 @@ export interface FleetOptions {
   workers: number;
   /** First connection attempts in flight at once, over all workers. */
   startConcurrency: number;
+  /** Client ids are `<idPrefix><worker>-<n>` (default `sim-`), so that two fleets can share one svcd. */
+  idPrefix?: string;
 }
 
 export interface FleetStats extends SimulatorStats {
@@ -66,7 +68,7 @@ export class SimulatorFleet {
         authId: this.options.authId,
         password: this.options.password,
         fingerprint: this.options.fingerprint,
-        idPrefix: `sim-${w}-`,
+        idPrefix: `${this.options.idPrefix ?? 'sim-'}${w}-`,
         count,
         startConcurrency: Math.max(1, Math.round(startConcurrency / workers)),
       };
