@@ -19,6 +19,7 @@ export { describeValue } from './values.js';
 export * from './control-peer.js';
 export { Backoff, abortableSleep, type BackoffOptions } from './backoff.js';
 export { splice, type SpliceChannel } from './splice.js';
+export { SocketReadBuffer, type ChunkHandler } from './socket-read-buffer.js';
 export * from './fs.js';
 export { webSocketByteStream } from './ws-byte-stream.js';
 export * from './job-frames.js';

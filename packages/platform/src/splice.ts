@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
+import type { SocketReadBuffer } from './socket-read-buffer.js';
 import { WriteBatcher } from './write-batcher.js';
 
 /** What the splice needs of an ssh2 channel: a duplex stream that can send EOF and CLOSE on its own. */
@@ -19,14 +20,16 @@ type Listener = (...args: unknown[]) => void;
  * reply of a peer that half-closed; that listener is replaced by one that sends EOF only. CLOSE goes out when the
  * socket has closed and everything it sent has left the channel. When the other end closes the channel first,
  * the socket gets the rest of the data, then its input is discarded and it is closed.
+ *
+ * A socket created with `onread: reads.onread` is read through that `SocketReadBuffer` instead of 'data' events.
  */
-export function splice(socket: Socket, channel: SpliceChannel): void {
+export function splice(socket: Socket, channel: SpliceChannel, reads?: SocketReadBuffer): void {
   for (const event of ['finish', 'prefinish'] as const)
     for (const listener of channel.listeners(event) as Listener[])
       if (listener.name === 'onFinish') channel.removeListener(event, listener);
   channel.once('finish', () => channel.eof());
 
-  const stopReading = pumpToChannel(socket, channel);
+  const stopReading = reads ? pumpReadsToChannel(socket, reads, channel) : pumpToChannel(socket, channel);
   pumpToSocket(channel, socket);
 
   socket.on('close', (hadError: boolean) => {
@@ -72,6 +75,32 @@ function pumpToChannel(from: Socket, to: Duplex): () => void {
   from.resume();
   return () => {
     from.off('data', onData);
+    from.off('end', onEnd);
+  };
+}
+
+/**
+ * `pumpToChannel` for a socket read into a reused buffer: a chunk the channel did not copy at once (no window,
+ * or earlier writes still waiting) stays with the channel, and the next read goes into a new buffer.
+ */
+function pumpReadsToChannel(from: Socket, reads: SocketReadBuffer, to: Duplex): () => void {
+  let waiting = 0;
+  const onChunk = (chunk: Buffer): boolean => {
+    waiting += chunk.length;
+    to.write(chunk, () => {
+      waiting -= chunk.length;
+      if (waiting <= MAX_WAITING_FOR_WINDOW / 2 && from.isPaused() && !to.destroyed) from.resume();
+    });
+    if (to.writableLength !== 0) reads.retain();
+    if (waiting < MAX_WAITING_FOR_WINDOW) return true;
+    from.pause();
+    return false;
+  };
+  const onEnd = () => to.end();
+  from.once('end', onEnd);
+  if (reads.setHandler(onChunk)) from.resume();
+  return () => {
+    reads.setHandler(() => true);
     from.off('end', onEnd);
   };
 }

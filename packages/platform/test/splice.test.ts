@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
-import { splice } from '@svc/platform';
+import { SocketReadBuffer, splice } from '@svc/platform';
 import { countWrites } from './support/count-writes.js';
 
 const cleanups: (() => void)[] = [];
@@ -170,6 +170,43 @@ describe('splice: socket to channel', () => {
 
     channel.openWindow();
     await untilReceived(channel, () => receivedBytes(channel) >= sent.length);
+    expect(Buffer.concat(channel.received).equals(sent)).toBe(true);
+  });
+});
+
+describe('splice: a socket read into a reused buffer', () => {
+  /** Holds every write for a turn of the event loop, as a channel waiting for its SSH window keeps the chunk. */
+  class SlowChannel extends TestChannel {
+    override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+      this.received.push(chunk);
+      setImmediate(callback);
+    }
+  }
+
+  test('chunks the channel keeps are not overwritten by later reads; the end of input ends the channel', async () => {
+    const server = createServer({ allowHalfOpen: true });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    const reads = new SocketReadBuffer(16 * 1024);
+    const local = connect({
+      port: (server.address() as AddressInfo).port,
+      host: '127.0.0.1',
+      allowHalfOpen: true,
+      onread: reads.onread,
+    });
+    const [peer] = await accepted;
+    const channel = new SlowChannel();
+    splice(local, channel, reads);
+    cleanups.push(() => {
+      local.destroy();
+      peer.destroy();
+      server.close();
+    });
+    const sent = randomBytes(4 * 1024 * 1024);
+    const finished = once(channel, 'finish');
+    peer.end(sent);
+    await finished;
     expect(Buffer.concat(channel.received).equals(sent)).toBe(true);
   });
 });

@@ -59,7 +59,8 @@ describe('webSocketByteStream', () => {
     const packets = Array.from({ length: 600 }, () => randomBytes(32 * 1024));
     const expected = Buffer.concat(packets);
     const up = readBytes(serverStream, expected.length);
-    for (const packet of packets) clientStream.write(packet);
+    // The client masks what it sends in place: it gets copies.
+    for (const packet of packets) clientStream.write(Buffer.from(packet));
     expect((await up).equals(expected)).toBe(true);
     const down = readBytes(clientStream, expected.length);
     for (const packet of packets) serverStream.write(packet);
@@ -82,8 +83,34 @@ describe('webSocketByteStream', () => {
     const { clientStream, serverStream, raw } = await pair();
     const marker = Buffer.from('svc-mask-marker-'.repeat(64));
     const received = readBytes(serverStream, marker.length * 3);
-    for (let i = 0; i < 3; i++) clientStream.write(marker);
+    for (let i = 0; i < 3; i++) clientStream.write(Buffer.from(marker));
     expect((await received).equals(Buffer.concat([marker, marker, marker]))).toBe(true);
     expect(Buffer.concat(raw).indexOf(marker.subarray(0, 32))).toBe(-1);
+  });
+
+  test('small chunks of one turn share a masked frame, whatever their offsets in it', async () => {
+    const { clientStream, serverStream, raw } = await pair();
+    // The chunks after the first start at offsets that are not a multiple of the 4-byte key.
+    const chunks = [randomBytes(3), randomBytes(5), randomBytes(7), randomBytes(20 * 1024)];
+    const expected = Buffer.concat(chunks);
+    const received = readBytes(serverStream, expected.length);
+    for (const chunk of chunks) clientStream.write(Buffer.from(chunk));
+    expect((await received).equals(expected)).toBe(true);
+    const wire = Buffer.concat(raw);
+    // FIN + binary, masked, 16-bit length, key: one frame for all four chunks.
+    expect(wire[wire.length - expected.length - 8]).toBe(0x82);
+    expect(wire[wire.length - expected.length - 7]).toBe(0x80 | 126);
+    expect(wire.readUInt16BE(wire.length - expected.length - 6)).toBe(expected.length);
+  });
+
+  test('small chunks are sent from a copy: one Buffer written twice arrives twice, and is left as it was', async () => {
+    const { clientStream, serverStream } = await pair();
+    const line = Buffer.from('SSH-2.0-shared-constant\r\n');
+    const before = Buffer.from(line);
+    const received = readBytes(serverStream, line.length * 2);
+    clientStream.write(line);
+    clientStream.write(line);
+    expect((await received).equals(Buffer.concat([before, before]))).toBe(true);
+    expect(line.equals(before)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import type { Client, ClientChannel, TcpConnectionDetails } from 'ssh2';
-import { ControlError, splice, type LineLogger as Logger } from '@svc/platform';
+import { ControlError, SocketReadBuffer, splice, type LineLogger as Logger } from '@svc/platform';
 import { CONTROL_ERRORS } from '@svc/protocol';
 import type { TunnelAllowList } from './tunnel-allowed.js';
 
@@ -71,7 +71,14 @@ export class Forwarder implements TunnelForwarder {
       this.log.warn({ host, port }, 'tunnel connection refused: the target is not registered or not allowed');
       return reject();
     }
-    const socket: Socket = connect({ host: host.replace(/^\[(.*)\]$/, '$1'), port, allowHalfOpen: true });
+    // Tunnel downloads start here: reads into one reused buffer, no new Buffer per read.
+    const reads = new SocketReadBuffer();
+    const socket: Socket = connect({
+      host: host.replace(/^\[(.*)\]$/, '$1'),
+      port,
+      allowHalfOpen: true,
+      onread: reads.onread,
+    });
     let connected = false;
     socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
     socket.on('error', (err) => {
@@ -82,7 +89,7 @@ export class Forwarder implements TunnelForwarder {
     socket.once('connect', () => {
       connected = true;
       socket.setTimeout(0);
-      splice(socket, accept());
+      splice(socket, accept(), reads);
     });
   }
 }
