@@ -73,6 +73,11 @@ describe.each(Object.entries(UNITS))('%s.service', (name, bin) => {
     );
   });
 
+  test('sets a fixed malloc mmap threshold for the agent only', async () => {
+    const unit = await settings();
+    expect(unit.get('Environment')).toBe(name === 'svc' ? 'MALLOC_MMAP_THRESHOLD_=131072' : undefined);
+  });
+
   test('is hardened', async () => {
     const unit = await settings();
     for (const key of ['NoNewPrivileges', 'ProtectHome', 'PrivateTmp', 'RestrictSUIDSGID'])

@@ -262,10 +262,11 @@ test('a job that ends while svcd is down is delivered when svcd is back', async 
   await vi.waitFor(() => expect(agent.pendingResults).toBe(0));
 });
 
-test("jobs do not see the agent's credentials in their environment", async () => {
+test("jobs do not see the agent's credentials or its malloc tuning in their environment", async () => {
   await newSvcd();
-  const saved = process.env.SVC_AUTH;
+  const saved = { auth: process.env.SVC_AUTH, malloc: process.env.MALLOC_MMAP_THRESHOLD_ };
   process.env.SVC_AUTH = 'jobs-agent:agent-secret-in-env';
+  process.env.MALLOC_MMAP_THRESHOLD_ = '131072';
   try {
     await startAgent();
     const run = job('/usr/bin/env');
@@ -274,9 +275,12 @@ test("jobs do not see the agent's credentials in their environment", async () =>
     expect(env).toMatch(/^PATH=/m);
     expect(env).not.toContain('agent-secret-in-env');
     expect(env).not.toMatch(/^SVC_AUTH=/m);
+    expect(env).not.toMatch(/^MALLOC_MMAP_THRESHOLD_=/m);
   } finally {
-    if (saved === undefined) delete process.env.SVC_AUTH;
-    else process.env.SVC_AUTH = saved;
+    if (saved.auth === undefined) delete process.env.SVC_AUTH;
+    else process.env.SVC_AUTH = saved.auth;
+    if (saved.malloc === undefined) delete process.env.MALLOC_MMAP_THRESHOLD_;
+    else process.env.MALLOC_MMAP_THRESHOLD_ = saved.malloc;
   }
 });
 

@@ -19,8 +19,11 @@ export function machineInterpreterHost(
   return { platform: process.platform, aliases, find: pathLookup(pathValue), isExecutable: isExecutableFile };
 }
 
-/** Variables of the agent's environment that jobs never see: the agent's own credentials. */
-const PRIVATE_VARIABLES = ['SVC_AUTH'];
+/**
+ * Variables of the agent's environment that jobs never see: the agent's own credentials, and the malloc tuning
+ * its systemd unit sets for the agent's memory (packaging/systemd/svc.service), which is not the jobs' business.
+ */
+const PRIVATE_VARIABLES = ['SVC_AUTH', 'MALLOC_MMAP_THRESHOLD_'];
 
 /** The environment jobs run with: the agent's, without its private variables. */
 export function jobProcessEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
