@@ -13,7 +13,6 @@
  * measure only some paths, BENCH_TUNNEL_DIRECTIONS (upload,download) to measure only one way, BENCH_SVCD_NODE_ARGS / BENCH_SVC_NODE_ARGS for extra node flags (e.g. --cpu-prof).
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
@@ -23,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Managed } from './support/child-processes.js';
 import { processTreeCpuTimes, type CpuTimes } from './support/proc-stats.js';
+import { writeRandomBytes } from './support/sink-transfer.js';
 import {
   envNumber,
   freePort,
@@ -135,7 +135,6 @@ export async function startSink(): Promise<{ child: Managed; port: number }> {
 // Transfers
 
 type Direction = 'upload' | 'download';
-const CHUNK = randomBytes(64 * 1024);
 
 /** Connects, runs one transfer of SIZE bytes, and returns MiB/s. Bounded by TRANSFER_TIMEOUT_MS. */
 function transfer(port: number, direction: Direction): Promise<number> {
@@ -190,18 +189,7 @@ function transfer(port: number, direction: Direction): Promise<number> {
         }
       });
       socket.write(`U ${SIZE}\n`);
-      let left = SIZE;
-      const pump = () => {
-        while (left > 0 && !settled) {
-          const piece = left >= CHUNK.length ? CHUNK : CHUNK.subarray(0, left);
-          left -= piece.length;
-          if (!socket.write(piece)) {
-            socket.once('drain', pump);
-            return;
-          }
-        }
-      };
-      pump();
+      writeRandomBytes(socket, SIZE, () => settled);
     });
   });
 }

@@ -1,10 +1,26 @@
 /** Moves bytes through a port that leads to bench/tunnel-sink.ts (directly or through a tunnel). */
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { HOST } from './child-processes.js';
 
 export const SINK_SCRIPT = new URL('../tunnel-sink.ts', import.meta.url).pathname;
 const CHUNK = randomBytes(64 * 1024);
+
+/** Writes `bytes` of random data as fast as the socket takes them, until done or `stopped()`. */
+export function writeRandomBytes(socket: Socket, bytes: number, stopped: () => boolean): void {
+  let left = bytes;
+  const pump = () => {
+    while (left > 0 && !stopped()) {
+      const piece = left >= CHUNK.length ? CHUNK : CHUNK.subarray(0, left);
+      left -= piece.length;
+      if (!socket.write(piece)) {
+        socket.once('drain', pump);
+        return;
+      }
+    }
+  };
+  pump();
+}
 
 /** `upload`: writes `bytes` and waits for the sink's OK; `download`: reads `bytes` the sink sends. */
 export function sinkTransfer(
@@ -46,18 +62,7 @@ export function sinkTransfer(
         if (reply.includes('\n')) finish(reply === 'OK\n' ? undefined : new Error(`sink said ${reply}`));
       });
       socket.write(`U ${bytes}\n`);
-      let left = bytes;
-      const pump = () => {
-        while (left > 0 && !settled) {
-          const piece = left >= CHUNK.length ? CHUNK : CHUNK.subarray(0, left);
-          left -= piece.length;
-          if (!socket.write(piece)) {
-            socket.once('drain', pump);
-            return;
-          }
-        }
-      };
-      pump();
+      writeRandomBytes(socket, bytes, () => settled);
     });
   });
 }
