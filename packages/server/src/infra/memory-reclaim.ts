@@ -21,8 +21,8 @@ export interface ReclaimOutcome {
  * which an svcd that has gone quiet may not run for hours, so the process keeps the pages (tens of MiB at 1,000
  * clients, hundreds at 10,000). Once no large run has ended for RECLAIM_QUIET_MS, two full collections a second
  * apart free them: the first finds the garbage, but leaves the surviving objects scattered over the grown pages;
- * the second moves them together so that V8 can give the emptied pages back. Each is a pause of some tens of
- * milliseconds per 100 MiB of live heap, once per burst of runs.
+ * the second moves them together so that V8 can give the emptied pages back. Each is a pause of the process,
+ * about 50 ms at 1,000 clients and longer with a larger live heap (see BENCHMARKS.md), once per burst of runs.
  */
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
