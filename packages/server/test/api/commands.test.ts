@@ -9,6 +9,7 @@ import {
   type JobRun,
 } from '../../../protocol/src/index.js';
 import { AUTH, clientRecord, startGatewayServer, waitFor, type GatewayServer } from '../gateway/helpers.js';
+import { jobEnd } from './job-agents.js';
 
 type Output = { stdout?: Buffer; stderr?: Buffer; end?: Partial<JobEnd> };
 
@@ -21,17 +22,7 @@ async function sendResult(agent: TestAgent, jid: string, output: Output, replay 
   channel.write(encodeJobHeader({ jid, replay }));
   for (const frame of encodeJobData('stdout', output.stdout ?? Buffer.alloc(0))) channel.write(frame);
   for (const frame of encodeJobData('stderr', output.stderr ?? Buffer.alloc(0))) channel.write(frame);
-  channel.write(
-    encodeJobEnd({
-      status: 'successful',
-      exit_code: 0,
-      finished_at: new Date().toISOString(),
-      error: '',
-      stdout_truncated: false,
-      stderr_truncated: false,
-      ...output.end,
-    }),
-  );
+  channel.write(encodeJobEnd(jobEnd(output.end)));
   await closed;
   return answer;
 }

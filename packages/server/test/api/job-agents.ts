@@ -30,6 +30,17 @@ export interface JobAgent {
 
 export const succeed: Behaviour = () => ({ result: {} });
 
+/** A job's end record: exit 0, successful, now, nothing truncated, unless `overrides` say otherwise. */
+export const jobEnd = (overrides: Partial<JobEnd> = {}): JobEnd => ({
+  status: 'successful',
+  exit_code: 0,
+  finished_at: new Date().toISOString(),
+  error: '',
+  stdout_truncated: false,
+  stderr_truncated: false,
+  ...overrides,
+});
+
 /** Opens the output channel as svc does and writes the header; returns a writer for frames and the end. */
 export async function openOutput(agent: TestAgent, jid: string) {
   const channel = await openSubsystem(agent.ssh, JOB_OUTPUT_SUBSYSTEM);
@@ -42,17 +53,7 @@ export async function openOutput(agent: TestAgent, jid: string) {
       for (const frame of encodeJobData(stream, data)) channel.write(frame);
     },
     async end(end: Partial<JobEnd> = {}) {
-      channel.write(
-        encodeJobEnd({
-          status: 'successful',
-          exit_code: 0,
-          finished_at: new Date().toISOString(),
-          error: '',
-          stdout_truncated: false,
-          stderr_truncated: false,
-          ...end,
-        }),
-      );
+      channel.write(encodeJobEnd(jobEnd(end)));
       await closed;
     },
   };

@@ -5,30 +5,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectClient, type TestAgent } from '../../../../test-support/agent-client.js';
 import { ControlError } from '../../../platform/src/control-peer.js';
-import {
-  CONTROL_ERRORS,
-  MAX_INLINE_RESULT_BYTES,
-  type JobEnd,
-  type JobResult,
-} from '../../../protocol/src/index.js';
+import { CONTROL_ERRORS, MAX_INLINE_RESULT_BYTES, type JobResult } from '../../../protocol/src/index.js';
 import { AUTH, startGatewayServer, type GatewayServer } from '../gateway/helpers.js';
-
-const end = (overrides: Partial<JobEnd> = {}): JobEnd => ({
-  status: 'successful',
-  exit_code: 0,
-  finished_at: new Date().toISOString(),
-  error: '',
-  stdout_truncated: false,
-  stderr_truncated: false,
-  ...overrides,
-});
+import { jobEnd } from './job-agents.js';
 
 const result = (jid: string, stdout: string, overrides: Partial<JobResult> = {}): JobResult => ({
   jid,
   replay: false,
   stdout: Buffer.from(stdout).toString('base64'),
   stderr: '',
-  end: end(),
+  end: jobEnd(),
   ...overrides,
 });
 
@@ -63,7 +49,7 @@ describe('job results in one control request', () => {
       'job.result',
       result(jid, 'uid=1000\n', {
         stderr: stderr.toString('base64'),
-        end: end({ status: 'failed', exit_code: 3, error: 'exit status 3', stdout_truncated: true }),
+        end: jobEnd({ status: 'failed', exit_code: 3, error: 'exit status 3', stdout_truncated: true }),
       }),
     );
     expect(reply).toEqual({});

@@ -13,6 +13,7 @@ import { encodeJobData, encodeJobEnd, encodeJobHeader } from '../../../platform/
 import { CONTROL_ERRORS, JOB_OUTPUT_SUBSYSTEM } from '../../../protocol/src/index.js';
 import { svcdConfigSchema } from '../../src/config/schema.js';
 import { AUTH, logsWith, startGatewayServer, waitFor, type GatewayServer } from '../gateway/helpers.js';
+import { jobEnd } from './job-agents.js';
 
 /** Every series svcd documents (besides Node's own process_* and nodejs_* series). */
 const SVCD_SERIES = [
@@ -103,16 +104,7 @@ async function sendSuccess(agent: TestAgent, jid: string): Promise<void> {
   channel.resume();
   channel.write(encodeJobHeader({ jid, replay: false }));
   for (const frame of encodeJobData('stdout', Buffer.from('done\n'))) channel.write(frame);
-  channel.write(
-    encodeJobEnd({
-      status: 'successful',
-      exit_code: 0,
-      finished_at: new Date().toISOString(),
-      error: '',
-      stdout_truncated: false,
-      stderr_truncated: false,
-    }),
-  );
+  channel.write(encodeJobEnd(jobEnd()));
   await closed;
 }
 
