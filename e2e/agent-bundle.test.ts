@@ -1,7 +1,8 @@
 /**
- * `svc` runs one bundle (packages/agent/dist/svc.cjs) that loads the native addons from node_modules. There, ssh2's
- * poly1305 WebAssembly is left out when ssh2's binding loads; here the bundle runs with no node_modules around it,
- * so no binding loads, and ssh2 must get the real module and still connect and carry a tunnel.
+ * `svc` runs one bundle (packages/agent/dist/svc.cjs) that loads the native addons from node_modules when they are
+ * there. Here the bundle runs with no node_modules around it, so no addon loads: ssh2 must fall back to node's
+ * crypto (the bundle leaves out its poly1305 WebAssembly; the agent never offers chacha20-poly1305) and still
+ * connect and carry a tunnel.
  */
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';

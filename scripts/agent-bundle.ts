@@ -3,7 +3,7 @@
  * instead of hundreds of modules keeps an idle agent smaller (issue 18): `svc` (packages/agent/bin/svc.js) runs
  * AGENT_BUNDLE, and the one-file agent embeds its own variant.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -24,22 +24,27 @@ const SSH2_POLY1305 = /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]crypto[\\/]poly1305\.j
 
 /**
  * ssh2 needs its poly1305 WebAssembly only for chacha20-poly1305 without its native binding, yet instantiates it
- * as it loads, which keeps ~5 MB resident (V8's WebAssembly compiler, code and memory). When the binding loads,
- * the bundle hands ssh2 a stand-in that throws if ever called; without it, the real module as before.
+ * as it loads, which keeps ~5 MB resident (V8's WebAssembly compiler, code and memory). The agent never offers
+ * that cipher (AGENT_CIPHERS in packages/agent/src/connection/ciphers.ts), so both bundles hand ssh2 a stand-in
+ * that throws if ever called.
  */
 const POLY1305_STAND_IN = `
-let binding = false;
-try {
-  require(${JSON.stringify(SSH2_BINDING_PATH)});
-  binding = true;
-} catch {}
 const unused = () => {
-  throw new Error('ssh2 poly1305 WebAssembly left out: the native binding does chacha20-poly1305');
+  throw new Error('ssh2 poly1305 WebAssembly left out: the agent does not offer chacha20-poly1305');
 };
-module.exports = binding
-  ? async () => ({ _malloc: () => 0, cwrap: () => unused, HEAPU8: new Uint8Array(0) })
-  : require('svc-real-poly1305');
+module.exports = async () => ({ _malloc: () => 0, cwrap: () => unused, HEAPU8: new Uint8Array(0) });
 `;
+
+/** Gives ssh2 the poly1305 stand-in. */
+const standInPoly1305: Plugin = {
+  name: 'stand-in-poly1305',
+  setup(build) {
+    build.onLoad({ filter: SSH2_POLY1305, namespace: 'file' }, () => ({
+      contents: POLY1305_STAND_IN,
+      loader: 'js',
+    }));
+  },
+};
 
 /** Leaves the native addons out: they resolve to a module that throws on load, as a missing package would. */
 const leaveOutNativeAddons: Plugin = {
@@ -61,17 +66,6 @@ const requireNativeAddons: Plugin = {
     // ssh2 requires its binding by a relative path; from the bundle it is found as a path in the ssh2 package.
     build.onResolve({ filter: SSH2_BINDING }, () => ({ path: SSH2_BINDING_PATH, external: true }));
     build.onResolve({ filter: /^ssh2\/.*\.node$/ }, (args) => ({ path: args.path, external: true }));
-    let realPoly1305 = '';
-    build.onLoad({ filter: SSH2_POLY1305, namespace: 'file' }, (args) => {
-      realPoly1305 = args.path;
-      return { contents: POLY1305_STAND_IN, loader: 'js', resolveDir: dirname(args.path) };
-    });
-    build.onResolve({ filter: /^svc-real-poly1305$/ }, () => ({ path: realPoly1305, namespace: 'real' }));
-    build.onLoad({ filter: /.*/, namespace: 'real' }, async (args) => ({
-      contents: await readFile(args.path, 'utf8'),
-      loader: 'js',
-      resolveDir: dirname(args.path),
-    }));
   },
 };
 
@@ -90,7 +84,7 @@ export async function bundleAgent({ outfile, nativeAddons }: BundleOptions): Pro
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    plugins: [nativeAddons === 'external' ? requireNativeAddons : leaveOutNativeAddons],
+    plugins: [standInPoly1305, nativeAddons === 'external' ? requireNativeAddons : leaveOutNativeAddons],
     minifyWhitespace: true,
     minifySyntax: true,
     legalComments: 'linked',

@@ -270,7 +270,7 @@ test('svc.example.conf documents every key of the schema', async () => {
   const missing: string[] = [];
   for (const [section, schema] of Object.entries(agentConfigSchema.shape)) {
     if (!text.includes(`\n[${section}]\n`)) missing.push(`[${section}]`);
-    const inner = schema.unwrap();
+    const inner = schema.def.innerType;
     if (!('shape' in inner)) continue; // [interpreter-aliases]: free keys
     for (const key of Object.keys(inner.shape))
       // A doc line ("## ...") right above the key, or above a short group of keys it documents together.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse, TomlError } from 'smol-toml';
-import type { z } from 'zod';
+import * as z from 'zod/mini';
+import './zod-english.js';
 import { describeValue } from './values.js';
 
 export interface ConfigLoadOptions {
@@ -169,18 +170,18 @@ export function dropToleratedKeys(
 }
 
 /** Validates already-parsed data against a schema; throws ConfigError listing every problem. */
-export function validateConfig<S extends z.ZodType>(
+export function validateConfig<S extends z.core.$ZodType>(
   data: unknown,
   schema: S,
   options: ConfigLoadOptions & { source?: string } = {},
 ): z.output<S> {
-  const result = schema.safeParse(data, { reportInput: true, error: configErrorMap });
+  const result = z.safeParse(schema, data, { reportInput: true, error: configErrorMap });
   if (result.success) return result.data;
   throw new ConfigError(formatZodIssues(result.error.issues, options), options.source);
 }
 
 /** Parses TOML text and validates it; `source` names the file in messages. */
-export function parseTomlConfig<S extends z.ZodType>(
+export function parseTomlConfig<S extends z.core.$ZodType>(
   text: string,
   schema: S,
   options: ConfigLoadOptions & { source?: string } = {},
@@ -212,7 +213,7 @@ export function readErrorReason(error: unknown): string {
 }
 
 /** Reads a TOML file and validates it against a zod schema; throws ConfigError listing every problem. */
-export function loadTomlConfig<S extends z.ZodType>(
+export function loadTomlConfig<S extends z.core.$ZodType>(
   filePath: string,
   schema: S,
   options: ConfigLoadOptions = {},

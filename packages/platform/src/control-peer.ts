@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import {
   CONTROL_ERRORS,
   CONTROL_MESSAGES,
@@ -10,10 +10,11 @@ import {
   controlErrorSchema,
   type ControlType,
 } from '@svc/protocol';
+import './zod-english.js';
 
 type Message = (typeof CONTROL_MESSAGES)[ControlType];
 export type PayloadOf<T extends ControlType> = z.output<(typeof CONTROL_MESSAGES)[T]['payload']>;
-export type ReplyOf<T extends ControlType> = (typeof CONTROL_MESSAGES)[T]['reply'] extends z.ZodType
+export type ReplyOf<T extends ControlType> = (typeof CONTROL_MESSAGES)[T]['reply'] extends z.core.$ZodType
   ? z.output<NonNullable<(typeof CONTROL_MESSAGES)[T]['reply']>>
   : never;
 export type Handler<T extends ControlType> = (

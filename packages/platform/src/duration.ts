@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { describeValue } from './values.js';
+import { rejectValue } from './zod-transforms.js';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 type Unit = keyof typeof UNIT_MS;
@@ -44,28 +45,30 @@ export function formatDuration(ms: number): string {
   return out;
 }
 
-/** A config duration: a non-negative whole number of seconds or a duration string; the output is milliseconds. */
-export const durationSchema = z
-  .union([z.number(), z.string()], {
-    error: (issue) =>
-      issue.input === undefined
-        ? 'missing; this key is required'
-        : `expected a duration (${FORMS}), got ${describeValue(issue.input)}`,
-  })
-  .transform((value, ctx) => {
-    if (typeof value === 'number') {
-      if (Number.isSafeInteger(value) && value >= 0) return value * 1000;
-      ctx.addIssue({
-        code: 'custom',
-        input: value,
-        message: `expected a whole number of seconds ≥ 0, got ${value}`,
-      });
-      return z.NEVER;
-    }
-    try {
-      return parseDuration(value);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', input: value, message: (error as Error).message });
-      return z.NEVER;
-    }
-  });
+/** Why a config value is not a duration; zod's union error for the two accepted input types. */
+export const durationTypeError = (issue: { input?: unknown }): string =>
+  issue.input === undefined
+    ? 'missing; this key is required'
+    : `expected a duration (${FORMS}), got ${describeValue(issue.input)}`;
+
+/** A config duration (a whole number of seconds ≥ 0 or a duration string) in milliseconds, as a zod transform. */
+export function durationToMilliseconds(value: number | string, ctx: z.core.ParsePayload): number {
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && value >= 0) return value * 1000;
+    return rejectValue(ctx, value, `expected a whole number of seconds ≥ 0, got ${value}`);
+  }
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    return rejectValue(ctx, value, (error as Error).message);
+  }
+}
+
+/**
+ * A config duration for zod/mini schemas; the output is milliseconds. svcd's classic-zod config builds the same
+ * from durationTypeError and durationToMilliseconds.
+ */
+export const durationSchema = z.pipe(
+  z.union([z.number(), z.string()], { error: durationTypeError }),
+  z.transform(durationToMilliseconds),
+);

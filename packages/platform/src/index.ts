@@ -1,4 +1,10 @@
-export { parseDuration, formatDuration, durationSchema } from './duration.js';
+export {
+  parseDuration,
+  formatDuration,
+  durationSchema,
+  durationToMilliseconds,
+  durationTypeError,
+} from './duration.js';
 export {
   ConfigError,
   SettingError,
@@ -25,3 +31,4 @@ export { webSocketByteStream } from './ws-byte-stream.js';
 export * from './job-frames.js';
 export { readPemFile, type PemKind } from './pem-file.js';
 export { EXIT_CONFIG, EXIT_USAGE, exitCodeOf } from './exit-codes.js';
+export { parsedString, rejectValue } from './zod-transforms.js';

@@ -11,6 +11,7 @@ import {
   type JobEnd,
   type JobOutputHeader,
 } from '@svc/protocol';
+import './zod-english.js';
 
 /** Longest header line accepted, newline included; a real one is about 70 bytes. */
 export const MAX_JOB_HEADER_LINE_BYTES = 1024;

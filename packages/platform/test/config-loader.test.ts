@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { prefault } from 'zod/mini';
 import { ConfigError, durationSchema, formatZodIssues, loadTomlConfig, parseTomlConfig } from '@svc/platform';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-loader-'));
@@ -14,7 +15,7 @@ const schema = z.strictObject({
       address: z.string().default(''),
       auth: z.string().optional(),
       max_failed_login: z.int().min(0).default(10),
-      ban_time: durationSchema.prefault('10m'),
+      ban_time: prefault(durationSchema, '10m'),
     })
     .superRefine(
       (api, ctx) => {

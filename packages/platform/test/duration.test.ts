@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { prefault } from 'zod/mini';
 import { durationSchema, formatDuration, parseDuration } from '@svc/platform';
 
 describe('parseDuration', () => {
@@ -76,6 +77,6 @@ describe('durationSchema', () => {
   });
 
   test('a prefault in input form is parsed like a configured value', () => {
-    expect(z.object({ t: durationSchema.prefault('2h') }).parse({}).t).toBe(7_200_000);
+    expect(z.object({ t: prefault(durationSchema, '2h') }).parse({}).t).toBe(7_200_000);
   });
 });

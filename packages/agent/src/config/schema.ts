@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { durationSchema, loadTomlConfig } from '@svc/platform';
+import * as z from 'zod/mini';
+import { durationSchema, loadTomlConfig, parsedString, rejectValue } from '@svc/platform';
 import { parseFingerprint } from '../connection/fingerprint.js';
 import {
   DEFAULT_ALLOW,
@@ -17,36 +17,25 @@ export const EXAMPLE_CONFIG = 'svc.example.conf';
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type AgentLogLevel = (typeof LOG_LEVELS)[number];
 
-/** A string checked by a parser that throws with a message; the output is the parser's result. */
-function parsedString<T>(parse: (text: string) => T) {
-  return z.string().transform((text, ctx) => {
-    try {
-      return parse(text);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', input: text, message: (error as Error).message });
-      return z.NEVER;
-    }
-  });
-}
-
 const atLeastOneSecond = (ms: number) => ms >= 1000;
 
 const clientSection = z.strictObject({
-  server: parsedString(toWebSocketUrl).optional(),
-  auth: parsedString(parseAuth).optional(),
-  id: z.string().min(1).max(100).optional(),
-  name: z.string().max(200).optional(),
-  tags: z.array(z.string().min(1).max(256)).max(100).default([]),
-  labels: z
-    .record(z.string().min(1).max(256), z.string().max(1024), {
+  server: z.optional(parsedString(toWebSocketUrl)),
+  auth: z.optional(parsedString(parseAuth)),
+  id: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
+  name: z.optional(z.string().check(z.maxLength(200))),
+  tags: z._default(z.array(z.string().check(z.minLength(1), z.maxLength(256))).check(z.maxLength(100)), []),
+  labels: z._default(
+    z.record(z.string().check(z.minLength(1), z.maxLength(256)), z.string().check(z.maxLength(1024)), {
       error: (issue) =>
         issue.code === 'invalid_type' ? 'expected a table such as { env = "prod" }' : undefined,
-    })
-    .default({}),
-  fingerprint: parsedString(parseFingerprint).optional(),
-  tls_ca: z.string().min(1).optional(),
-  data_dir: z.string().min(1).optional(),
-  tunnel_allowed: z.array(parsedString(validAllowEntry)).default([]),
+    }),
+    {},
+  ),
+  fingerprint: z.optional(parsedString(parseFingerprint)),
+  tls_ca: z.optional(z.string().check(z.minLength(1))),
+  data_dir: z.optional(z.string().check(z.minLength(1))),
+  tunnel_allowed: z._default(z.array(parsedString(validAllowEntry)), []),
 });
 
 function validAllowEntry(text: string): string {
@@ -54,57 +43,57 @@ function validAllowEntry(text: string): string {
   return text;
 }
 
+/** A duration of at least a second, `fallback` when the key is absent. */
+const interval = (fallback: string) =>
+  z.prefault(durationSchema.check(z.refine(atLeastOneSecond, 'must be at least 1s')), fallback);
+
 const connectionSection = z.strictObject({
-  keepalive_interval: durationSchema.refine(atLeastOneSecond, 'must be at least 1s').prefault('20s'),
-  max_retry_interval: durationSchema.refine(atLeastOneSecond, 'must be at least 1s').prefault('5m'),
+  keepalive_interval: interval('20s'),
+  max_retry_interval: interval('5m'),
 });
 
 const filterList = (defaults: string[]) =>
-  z.array(parsedString(compileFilter)).default(() => defaults.map(compileFilter));
+  z._default(z.array(parsedString(compileFilter)), () => defaults.map(compileFilter));
+
+const orderSchema = z.pipe(
+  z.array(z.string()),
+  z.transform((order: string[], ctx) => {
+    if (order.length === 2 && order[0] === 'allow' && order[1] === 'deny') return ['allow', 'deny'] as const;
+    if (order.length === 2 && order[0] === 'deny' && order[1] === 'allow') return ['deny', 'allow'] as const;
+    return rejectValue(ctx, order, 'must be ["allow", "deny"] or ["deny", "allow"]');
+  }),
+);
 
 const remoteCommandsSection = z.strictObject({
-  enabled: z.boolean().default(true),
+  enabled: z._default(z.boolean(), true),
   allow: filterList(DEFAULT_ALLOW),
   deny: filterList(DEFAULT_DENY),
-  order: z
-    .array(z.string())
-    .transform((order, ctx) => {
-      if (order.length === 2 && order[0] === 'allow' && order[1] === 'deny')
-        return ['allow', 'deny'] as const;
-      if (order.length === 2 && order[0] === 'deny' && order[1] === 'allow')
-        return ['deny', 'allow'] as const;
-      ctx.addIssue({
-        code: 'custom',
-        input: order,
-        message: 'must be ["allow", "deny"] or ["deny", "allow"]',
-      });
-      return z.NEVER;
-    })
-    .default(DEFAULT_ORDER),
-  send_back_limit: z.int().min(0).max(MAX_SEND_BACK_LIMIT).default(DEFAULT_SEND_BACK_LIMIT),
+  order: z._default(orderSchema, DEFAULT_ORDER),
+  send_back_limit: z._default(z.int().check(z.gte(0), z.lte(MAX_SEND_BACK_LIMIT)), DEFAULT_SEND_BACK_LIMIT),
 });
 
 const remoteScriptsSection = z.strictObject({
-  enabled: z.boolean().default(true),
+  enabled: z._default(z.boolean(), true),
 });
 
 /** alias = "path"; OpenRPort's ["path", "input-encoding", "output-encoding"] form is read for its path. */
-const interpreterAlias = z
-  .union([z.string().min(1), z.tuple([z.string().min(1)], z.string())])
-  .transform((value) => (typeof value === 'string' ? value : value[0]));
+const interpreterAlias = z.pipe(
+  z.union([z.string().check(z.minLength(1)), z.tuple([z.string().check(z.minLength(1))], z.string())]),
+  z.transform((value: string | [string, ...string[]]) => (typeof value === 'string' ? value : value[0])),
+);
 
 const loggingSection = z.strictObject({
-  log_level: z.enum(LOG_LEVELS).default('info'),
-  log_file: z.string().default(''),
+  log_level: z._default(z.enum(LOG_LEVELS), 'info'),
+  log_file: z._default(z.string(), ''),
 });
 
 export const agentConfigSchema = z.strictObject({
-  client: clientSection.prefault({}),
-  connection: connectionSection.prefault({}),
-  logging: loggingSection.prefault({}),
-  'remote-commands': remoteCommandsSection.prefault({}),
-  'remote-scripts': remoteScriptsSection.prefault({}),
-  'interpreter-aliases': z.record(z.string().min(1), interpreterAlias).default({}),
+  client: z.prefault(clientSection, {}),
+  connection: z.prefault(connectionSection, {}),
+  logging: z.prefault(loggingSection, {}),
+  'remote-commands': z.prefault(remoteCommandsSection, {}),
+  'remote-scripts': z.prefault(remoteScriptsSection, {}),
+  'interpreter-aliases': z._default(z.record(z.string().check(z.minLength(1)), interpreterAlias), {}),
 });
 
 export type AgentConfigFile = z.output<typeof agentConfigSchema>;

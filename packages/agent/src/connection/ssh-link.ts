@@ -1,10 +1,11 @@
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
-import { ssh2 } from '@svc/platform/ssh2';
+import { ssh2 } from '@svc/platform/ssh2-client';
 import { WebSocket } from 'ws';
 import { webSocketByteStream } from '@svc/platform';
 import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
+import { AGENT_CIPHERS } from './ciphers.js';
 import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
 import { LinkError, classifySshError } from './link-error.js';
 import { classifyTlsError, plainLinkHint } from './tls-error.js';
@@ -99,6 +100,7 @@ export function openLink(options: LinkOptions): Promise<Link> {
         username: credentials.id,
         password: credentials.password,
         readyTimeout: timeout,
+        algorithms: { cipher: AGENT_CIPHERS },
         // Liveness is checked with control-channel pings, which also prove the server side is working.
         keepaliveInterval: 0,
         hostVerifier: (key: Buffer) => {

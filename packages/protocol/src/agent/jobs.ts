@@ -23,7 +23,7 @@
  *    the bulk of a short job's traffic; the guarantees are those of step 3. An svcd that does not know the
  *    request answers `unknown_type`, and the agent uses a channel.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 export const JOB_OUTPUT_SUBSYSTEM = 'svc-job-output';
 
@@ -50,28 +50,21 @@ const timestamp = z.iso.datetime({ offset: true });
 export const jobRunSchema = z.object({
   jid: z.uuid(),
   /** The command as the operator sent it; for a script job, empty. */
-  command: z.string().max(MAX_COMMAND_BYTES),
+  command: z.string().check(z.maxLength(MAX_COMMAND_BYTES)),
   /** Base64 of the script's bytes; only for script jobs. */
-  script: z
-    .string()
-    .max(Math.ceil(MAX_SCRIPT_BYTES / 3) * 4)
-    .optional(),
+  script: z.optional(z.string().check(z.maxLength(Math.ceil(MAX_SCRIPT_BYTES / 3) * 4))),
   /** '' = the default (sh on Linux/macOS, cmd.exe on Windows); a name, an absolute path or an alias. */
-  interpreter: z.string().max(4096),
+  interpreter: z.string().check(z.maxLength(4096)),
   /** '' = the agent's own working directory. */
-  cwd: z.string().max(4096),
+  cwd: z.string().check(z.maxLength(4096)),
   is_sudo: z.boolean(),
   /** After this many seconds the job is reported `unknown` and its process keeps running. */
-  timeout_sec: z
-    .number()
-    .int()
-    .min(1)
-    .max(31 * 24 * 3600),
+  timeout_sec: z.int().check(z.gte(1), z.lte(31 * 24 * 3600)),
 });
 export type JobRun = z.infer<typeof jobRunSchema>;
 
 export const jobRunReplySchema = z.object({
-  pid: z.number().int().nonnegative(),
+  pid: z.int().check(z.nonnegative()),
   started_at: timestamp,
 });
 export type JobRunReply = z.infer<typeof jobRunReplySchema>;
@@ -85,16 +78,16 @@ export type JobOutputHeader = z.infer<typeof jobOutputHeaderSchema>;
 
 /** Output (stdout and stderr together) a `job.result` request may carry; more goes on a channel. */
 export const MAX_INLINE_RESULT_BYTES = 64 * 1024;
-const inlineOutput = z.base64().max(Math.ceil(MAX_INLINE_RESULT_BYTES / 3) * 4);
+const inlineOutput = z.base64().check(z.maxLength(Math.ceil(MAX_INLINE_RESULT_BYTES / 3) * 4));
 
 export const jobEndSchema = z.object({
   /** `successful` (exit 0), `failed` (non-zero exit, killed by a signal), `unknown` (timeout_sec passed). */
   status: z.enum(['successful', 'failed', 'unknown']),
   /** null when the process was killed by a signal or is still running (`unknown`). */
-  exit_code: z.number().int().nullable(),
+  exit_code: z.nullable(z.int()),
   finished_at: timestamp,
   /** Why the job failed or is unknown, in words; '' when it succeeded. */
-  error: z.string().max(4096),
+  error: z.string().check(z.maxLength(4096)),
   stdout_truncated: z.boolean(),
   stderr_truncated: z.boolean(),
 });

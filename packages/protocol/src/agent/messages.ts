@@ -7,7 +7,7 @@
  * answer an unknown type with an `error` of code `unknown_type`. Identity is the SSH connection's: no payload
  * names the client it speaks for.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { jobResultSchema, jobRunReplySchema, jobRunSchema } from './jobs.js';
 
 export const CONTROL_SUBSYSTEM = 'svc-control';
@@ -30,8 +30,8 @@ export const systemFactsSchema = z.object({
   cpu_model: z.string(),
   cpu_model_name: z.string(),
   cpu_vendor: z.string(),
-  num_cpus: z.number().int().nonnegative(),
-  mem_total: z.number().int().nonnegative(),
+  num_cpus: z.int().check(z.nonnegative()),
+  mem_total: z.int().check(z.nonnegative()),
   timezone: z.string(),
   hostname: z.string(),
   ipv4: z.array(z.string()),
@@ -39,16 +39,16 @@ export const systemFactsSchema = z.object({
 });
 export type SystemFacts = z.infer<typeof systemFactsSchema>;
 
-const labelsSchema = z.record(z.string().max(256), z.string().max(1024));
+const labelsSchema = z.record(z.string().check(z.maxLength(256)), z.string().check(z.maxLength(1024)));
 
 /** What an agent says about itself: its chosen id and name, tags, labels and the host's facts. */
 export const helloSchema = z.object({
-  client_id: z.string().min(1).max(100),
-  name: z.string().max(200),
+  client_id: z.string().check(z.minLength(1), z.maxLength(100)),
+  name: z.string().check(z.maxLength(200)),
   /** Random per agent process, so the server can tell a reconnect of the same agent from an impostor. */
-  session_id: z.string().min(1).max(100),
-  version: z.string().max(50),
-  tags: z.array(z.string().max(256)).max(100),
+  session_id: z.string().check(z.minLength(1), z.maxLength(100)),
+  version: z.string().check(z.maxLength(50)),
+  tags: z.array(z.string().check(z.maxLength(256))).check(z.maxLength(100)),
   labels: labelsSchema,
   facts: systemFactsSchema,
 });
@@ -57,29 +57,29 @@ export type Hello = z.infer<typeof helloSchema>;
 export const helloReplySchema = z.object({
   server_version: z.string(),
   /** How often the agent should ping, in milliseconds. */
-  keepalive_interval_ms: z.number().int().positive(),
+  keepalive_interval_ms: z.int().check(z.positive()),
 });
 export type HelloReply = z.infer<typeof helloReplySchema>;
 
 export const factsUpdateSchema = z.object({
-  tags: z.array(z.string().max(256)).max(100),
+  tags: z.array(z.string().check(z.maxLength(256))).check(z.maxLength(100)),
   labels: labelsSchema,
   facts: systemFactsSchema,
 });
 export type FactsUpdate = z.infer<typeof factsUpdateSchema>;
 
-export const emptySchema = z.object({}).strict();
+export const emptySchema = z.strictObject({});
 
 export const tunnelTargetSchema = z.object({
-  host: z.string().min(1).max(255),
-  port: z.number().int().min(1).max(65535),
+  host: z.string().check(z.minLength(1), z.maxLength(255)),
+  port: z.int().check(z.gte(1), z.lte(65535)),
 });
 export type TunnelTarget = z.infer<typeof tunnelTargetSchema>;
 
-export const checkPortSchema = tunnelTargetSchema.extend({
-  timeout_ms: z.number().int().positive().max(60_000),
+export const checkPortSchema = z.extend(tunnelTargetSchema, {
+  timeout_ms: z.int().check(z.positive(), z.lte(60_000)),
 });
-export const checkPortReplySchema = z.object({ open: z.boolean(), error: z.string().optional() });
+export const checkPortReplySchema = z.object({ open: z.boolean(), error: z.optional(z.string()) });
 export const tunnelAllowedReplySchema = z.object({ allowed: z.boolean() });
 
 /** Requests and notifications by type: who sends them, the payload schema and the reply schema. */
@@ -118,8 +118,8 @@ export type ControlType = keyof typeof CONTROL_MESSAGES;
 
 export const controlEnvelopeSchema = z.object({
   v: z.literal(CONTROL_VERSION),
-  type: z.string().min(1).max(64),
-  id: z.string().max(64).optional(),
+  type: z.string().check(z.minLength(1), z.maxLength(64)),
+  id: z.optional(z.string().check(z.maxLength(64))),
   payload: z.unknown(),
 });
 export type ControlEnvelope = z.infer<typeof controlEnvelopeSchema>;

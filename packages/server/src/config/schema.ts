@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { describeValue, durationSchema, loadTomlConfig, parseTomlConfig } from '@svc/platform';
+import {
+  describeValue,
+  durationToMilliseconds,
+  durationTypeError,
+  loadTomlConfig,
+  parseTomlConfig,
+} from '@svc/platform';
 import { PASSWORD_MAX_BYTES, passwordByteLength, usernameProblem } from '@svc/protocol';
 import { isAbsolute } from 'node:path';
 import { OPENRPORT_KEYS } from './openrport-keys.js';
@@ -90,6 +96,11 @@ const regexSource = z.string().refine((value) => {
     return false;
   }
 }, 'expected a valid regular expression');
+
+/** A duration in milliseconds (the agent's zod/mini durationSchema, as classic zod). */
+const durationSchema = z
+  .union([z.number(), z.string()], { error: durationTypeError })
+  .transform(durationToMilliseconds);
 
 /** Read and idle limits of a listener; Node's timers cannot go beyond ~24 days, and nothing here needs to. */
 const listenerTimeout = durationSchema.refine(
