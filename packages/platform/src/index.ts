@@ -21,7 +21,6 @@ export { Backoff, abortableSleep, type BackoffOptions } from './backoff.js';
 export { splice, type SpliceChannel } from './splice.js';
 export { SocketReadBuffer, type ChunkHandler } from './socket-read-buffer.js';
 export * from './fs.js';
-export { webSocketByteStream } from './ws-byte-stream.js';
 export { WebSocketStream, WebSocketProtocolError, type WebSocketStreamOptions } from './ws-socket-stream.js';
 export { connectWebSocket, WebSocketHandshakeError, type WebSocketConnectOptions } from './ws-client.js';
 export { acceptUpgrade, upgradeHeaderProblem } from './ws-server-handshake.js';
