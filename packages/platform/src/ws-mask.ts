@@ -1,7 +1,33 @@
 /** Below this many bytes a chunk is XORed byte by byte: a Uint32Array view costs more than it saves. */
 const MIN_WORDWISE = 64;
+/**
+ * From this many bytes on, bufferutil's native XOR is used once loaded (3-4 times faster than `xorWords`). It is
+ * loaded with the first such chunk, i.e. only by a bulk transfer: an idle agent never maps the addon.
+ */
+const MIN_NATIVE = 16 * 1024;
 const keyWord = new Uint8Array(4);
 const keyWord32 = new Int32Array(keyWord.buffer);
+const rotatedKey = Buffer.alloc(4);
+
+type NativeXor = (buffer: Buffer, mask: Buffer) => void;
+/** bufferutil's native unmask; undefined until loaded, or where it is not installed or not built. */
+let native: NativeXor | undefined;
+let nativeLoad: Promise<boolean> | undefined;
+
+/** Loads bufferutil's native XOR (once); resolves with whether masking uses it from now on. */
+export function loadNativeMask(): Promise<boolean> {
+  nativeLoad ??= import('bufferutil').then(
+    (module: { unmask?: unknown; default?: { unmask?: unknown } }) => {
+      const unmask = module.unmask ?? module.default?.unmask;
+      // Without its native build bufferutil falls back to a byte-by-byte loop, slower than ours.
+      if (typeof unmask === 'function' && unmask.toString().includes('[native code]'))
+        native = unmask as NativeXor;
+      return native !== undefined;
+    },
+    () => false,
+  );
+  return nativeLoad;
+}
 
 /**
  * XORs `data` in place with the 4-byte masking `key` (RFC 6455 5.3), `data` starting `offset` bytes into the
@@ -10,6 +36,13 @@ const keyWord32 = new Int32Array(keyWord.buffer);
  */
 export function maskInPlace(data: Uint8Array, key: Uint8Array, offset = 0): void {
   const length = data.length;
+  if (length >= MIN_NATIVE) {
+    if (native) {
+      for (let k = 0; k < 4; k++) rotatedKey[k] = key[(offset + k) & 3] as number;
+      return native(data as Buffer, rotatedKey);
+    }
+    if (!nativeLoad) void loadNativeMask();
+  }
   let i = 0;
   if (length >= MIN_WORDWISE) {
     const misaligned = data.byteOffset & 3;

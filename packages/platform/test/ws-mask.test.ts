@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect, test } from 'vitest';
-import { maskInPlace } from '../src/ws-mask.js';
+import { loadNativeMask, maskInPlace } from '../src/ws-mask.js';
 
 /** RFC 6455 5.3 as written: byte i of the payload XOR key byte i mod 4. */
 function naiveMask(data: Buffer, key: Buffer, offset: number): Buffer {
@@ -37,4 +37,16 @@ test('masking twice gives the payload back, also when done in pieces', () => {
   ] as const)
     maskInPlace(data.subarray(from, to), key, from);
   expect(data.equals(payload)).toBe(true);
+});
+
+test("bufferutil's native XOR, where installed, masks large chunks the same, at any payload offset", async () => {
+  expect(await loadNativeMask()).toBe(true);
+  const key = randomBytes(4);
+  for (const length of [16 * 1024, 32 * 1024 + 3])
+    for (const offset of [0, 1, 2, 3]) {
+      const data = randomBytes(length);
+      const expected = naiveMask(data, key, offset);
+      maskInPlace(data, key, offset);
+      expect(data.equals(expected), `length ${length} offset ${offset}`).toBe(true);
+    }
 });
