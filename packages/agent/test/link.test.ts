@@ -190,3 +190,30 @@ test('a server that vanishes without a close frame (killed) is noticed at once, 
     await new Promise<void>((resolve) => relay.close(() => resolve()));
   }
 });
+
+test("svcd's refusal of the upgrade is reported with the status and svcd's reason", async () => {
+  const body = JSON.stringify({
+    errors: [
+      { code: 'ERR_SERVER_BUSY', title: 'Too many agents are connecting at once; retry later', detail: '' },
+    ],
+  });
+  const busy = createServer((socket) =>
+    socket.once('data', () =>
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      ),
+    ),
+  );
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  try {
+    const error = await refusal(
+      linkOptions({ url: `ws://127.0.0.1:${(busy.address() as AddressInfo).port}/` }),
+    );
+    expect(error.kind).toBe('unreachable');
+    expect(error.message).toMatch(
+      /^cannot open a WebSocket to ws:\/\/127\.0\.0\.1:\d+\/: Unexpected server response: 503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later\)$/,
+    );
+  } finally {
+    await new Promise<void>((resolve) => busy.close(() => resolve()));
+  }
+});

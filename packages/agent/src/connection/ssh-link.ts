@@ -1,14 +1,14 @@
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2-client';
-import { WebSocket } from 'ws';
-import { webSocketByteStream } from '@svc/platform';
+import { connectWebSocket } from '@svc/platform';
 import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import { AGENT_CIPHERS } from './ciphers.js';
 import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
 import { LinkError, classifySshError } from './link-error.js';
 import { classifyTlsError, plainLinkHint } from './tls-error.js';
+import { upgradeRefusal } from './upgrade-refusal.js';
 
 export interface LinkOptions {
   /** ws:// or wss:// URL of svcd's agent listener. */
@@ -50,13 +50,10 @@ export function openLink(options: LinkOptions): Promise<Link> {
   return new Promise<Link>((resolve, reject) => {
     if (signal?.aborted) return reject(new LinkError('aborted', 'the agent is stopping'));
     const { tlsCa } = options;
-    const ws = new WebSocket(url, WS_SUBPROTOCOL, {
-      perMessageDeflate: false,
-      handshakeTimeout: timeout,
-      ...(tlsCa ? { ca: tlsCa.pem } : {}),
-    });
     const trust = tlsCa ? { kind: 'file' as const, ...tlsCa } : { kind: 'system' as const };
     const ssh = new ssh2.Client();
+    const opening = new AbortController();
+    let sock: Duplex | undefined;
     let settled = false;
     let actual: string | undefined;
     let mismatch = false;
@@ -66,7 +63,8 @@ export function openLink(options: LinkOptions): Promise<Link> {
 
     const destroy = () => {
       ssh.end();
-      ws.terminate();
+      opening.abort();
+      sock?.destroy();
     };
     const fail = (error: LinkError) => {
       if (settled) return;
@@ -78,38 +76,43 @@ export function openLink(options: LinkOptions): Promise<Link> {
     const onAbort = () => fail(new LinkError('aborted', 'the agent is stopping'));
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    ws.on('error', (err) => {
-      lastError = err.message;
-      fail(
-        classifyTlsError(err, url, trust) ??
-          new LinkError(
-            'unreachable',
-            `cannot open a WebSocket to ${url}: ${err.message}${plainLinkHint(err, url)}`,
-          ),
-      );
-    });
-    ws.once('open', () => {
-      const sock: Duplex = webSocketByteStream(ws);
-      // Failures of the stream surface as ssh2 'error'/'close'; this only keeps them from being unhandled.
-      sock.on('error', (err) => (lastError = err.message));
-      // The stream emits 'close' only when destroyed, and ssh2 waits for it: without this a svcd that died
-      // (socket closed, no close frame) would be noticed only when the next ping times out.
-      ws.once('close', () => sock.destroy());
-      ssh.connect({
-        sock,
-        username: credentials.id,
-        password: credentials.password,
-        readyTimeout: timeout,
-        algorithms: { cipher: AGENT_CIPHERS },
-        // Liveness is checked with control-channel pings, which also prove the server side is working.
-        keepaliveInterval: 0,
-        hostVerifier: (key: Buffer) => {
-          actual = md5Fingerprint(key);
-          mismatch = !fingerprintMatches(actual, expected);
-          return !mismatch;
-        },
-      });
-    });
+    connectWebSocket(url, {
+      protocol: WS_SUBPROTOCOL,
+      timeoutMs: timeout,
+      ca: tlsCa?.pem,
+      signal: opening.signal,
+    }).then(
+      (stream) => {
+        if (settled) return stream.destroy();
+        sock = stream;
+        // Failures of the stream surface as ssh2 'error'/'close'; this only keeps them from being unhandled.
+        stream.on('error', (err) => (lastError = err.message));
+        ssh.connect({
+          sock: stream,
+          username: credentials.id,
+          password: credentials.password,
+          readyTimeout: timeout,
+          algorithms: { cipher: AGENT_CIPHERS },
+          // Liveness is checked with control-channel pings, which also prove the server side is working.
+          keepaliveInterval: 0,
+          hostVerifier: (key: Buffer) => {
+            actual = md5Fingerprint(key);
+            mismatch = !fingerprintMatches(actual, expected);
+            return !mismatch;
+          },
+        });
+      },
+      (err: Error & { code?: string }) => {
+        lastError = err.message;
+        fail(
+          classifyTlsError(err, url, trust) ??
+            new LinkError(
+              'unreachable',
+              `cannot open a WebSocket to ${url}: ${err.message}${upgradeRefusal(err)}${plainLinkHint(err, url)}`,
+            ),
+        );
+      },
+    );
     ssh.on('error', (err) => {
       lastError = err.message;
       if (mismatch)
@@ -144,7 +147,7 @@ export function openLink(options: LinkOptions): Promise<Link> {
           closed,
           close: (graceMs = 2000) => {
             ssh.end();
-            setTimeout(() => ws.terminate(), graceMs).unref();
+            setTimeout(() => sock?.destroy(), graceMs).unref();
           },
           destroy,
         });

@@ -9,13 +9,13 @@ import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Connection, ServerChannel } from 'ssh2';
-import { WebSocketServer } from 'ws';
 import {
+  acceptUpgrade,
   ControlError,
   ControlPeer,
   JobOutputDecoder,
-  webSocketByteStream,
   type JobOutputPart,
+  type WebSocketStream,
 } from '@svc/platform';
 import { ssh2 } from '@svc/platform/ssh2';
 import {
@@ -72,7 +72,7 @@ export class JobSvcd {
     .privateKey.export({ type: 'sec1', format: 'pem' })
     .toString();
   private http: HttpServer | undefined;
-  private wss: WebSocketServer | undefined;
+  private readonly streams = new Set<WebSocketStream>();
   private port = 0;
 
   get url(): string {
@@ -87,30 +87,31 @@ export class JobSvcd {
   /** Listens on 127.0.0.1: a new port the first time, the same one after stop(). */
   async start(): Promise<void> {
     const http = createServer();
-    const wss = new WebSocketServer({ server: http, handleProtocols: () => WS_SUBPROTOCOL });
     const sshServer = new ssh2.Server({ hostKeys: [this.hostKey] }, (ssh) => this.accept(ssh));
-    wss.on('connection', (ws) => {
-      const stream = webSocketByteStream(ws);
+    http.on('upgrade', (req, socket: Socket, head: Buffer) => {
+      const stream = acceptUpgrade(
+        socket,
+        { headers: req.headers, head },
+        { protocol: WS_SUBPROTOCOL, maxMessageBytes: 0 },
+      );
       stream.on('error', () => undefined);
-      ws.once('close', () => stream.destroy());
+      this.streams.add(stream);
+      stream.once('close', () => this.streams.delete(stream));
       Object.assign(stream, { remoteAddress: '127.0.0.1', remotePort: 1 });
-      sshServer.injectSocket(stream as Socket);
+      sshServer.injectSocket(stream as unknown as Socket);
     });
     http.listen(this.port, '127.0.0.1');
     await once(http, 'listening');
     this.port = (http.address() as AddressInfo).port;
     this.http = http;
-    this.wss = wss;
   }
 
   /** Cuts every agent connection and stops listening, as a crashed svcd would. */
   async stop(): Promise<void> {
     this.dropConnections();
-    const { http, wss } = this;
+    const { http } = this;
     this.http = undefined;
-    this.wss = undefined;
-    for (const ws of wss?.clients ?? []) ws.terminate();
-    wss?.close();
+    for (const stream of this.streams) stream.destroy();
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
   }
 

@@ -1,9 +1,14 @@
 import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
-import { formatDuration, webSocketByteStream, type Logger } from '@svc/platform';
+import {
+  acceptUpgrade,
+  formatDuration,
+  upgradeHeaderProblem,
+  type Logger,
+  type WebSocketStream,
+} from '@svc/platform';
 import { answerClientError, type ClientError } from '../http/malformed-request.js';
 import { answerOnSocket, rawErrorOf, sendError, type RawError } from '../http/raw-reply.js';
 import { createListenerServer } from '../http/listener-server.js';
@@ -64,10 +69,16 @@ const BUSY: RawError = {
   headers: { 'retry-after': '5' },
 };
 
-/** The agent must ask for our subprotocol; another `svc-*` version is refused with a message saying so. */
+/**
+ * The agent must ask for our subprotocol; another `svc-*` version is refused with a message saying so. A
+ * malformed WebSocket upgrade (e.g. a bad Sec-WebSocket-Key) is answered in our error shape.
+ */
 function protocolProblem(req: IncomingMessage): RawError | undefined {
   if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || req.method !== 'GET')
     return UPGRADE_REQUIRED;
+  const malformed = upgradeHeaderProblem(req.headers);
+  if (malformed)
+    return { status: 400, code: ERROR_CODES.malformedHttp, title: `Invalid WebSocket upgrade: ${malformed}` };
   const offered = (req.headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((p) => p.trim())
@@ -101,21 +112,8 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     refusals.refused(ip, error);
     answerOnSocket(socket, error);
   };
-  const wss = new WebSocketServer({
-    noServer: true,
-    perMessageDeflate: false,
-    maxPayload: options.maxPayloadBytes,
-    handleProtocols: () => WS_SUBPROTOCOL,
-  });
-  // Requests ws itself finds malformed (e.g. a bad Sec-WebSocket-Key) are answered here, in our shape.
-  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
-    const error = {
-      status: 400,
-      code: ERROR_CODES.malformedHttp,
-      title: `Invalid WebSocket upgrade: ${err.message}`,
-    };
-    refuse(socket, req.socket.remoteAddress, error);
-  });
+  /** Open agent connections, cut by close(). */
+  const streams = new Set<WebSocketStream>();
   const server: Server = createListenerServer(
     // The whole upgrade request (and the TLS handshake before it) must arrive within the timeout; upgraded
     // connections are no longer timed.
@@ -144,11 +142,15 @@ export async function startClientListener(options: ClientListenerOptions): Promi
   });
   capConnections(server, options.maxConnections, () => refusals.overCap(options.maxConnections));
 
-  const admit = (ws: WebSocket, req: IncomingMessage, release: () => void) => {
-    ws.on('error', (err) => log.debug({ err }, 'agent websocket error'));
-    const stream = webSocketByteStream(ws);
-    // The stream emits 'close' only when destroyed; ssh2 needs it to notice the end of the connection.
-    ws.once('close', () => stream.destroy());
+  const admit = (req: IncomingMessage, socket: Socket, head: Buffer, release: () => void) => {
+    const stream = acceptUpgrade(
+      socket,
+      { headers: req.headers, head },
+      { protocol: WS_SUBPROTOCOL, maxMessageBytes: options.maxPayloadBytes },
+    );
+    stream.on('error', (err) => log.debug({ err }, 'agent websocket error'));
+    streams.add(stream);
+    stream.once('close', () => streams.delete(stream));
     const remote = { ip: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 };
     if (!options.onAgent(stream, remote, release)) stream.destroy();
   };
@@ -168,7 +170,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
         socket.off('close', onEarlyClose);
         if (socket.destroyed) return release();
         socket.once('close', release);
-        wss.handleUpgrade(req, socket, head, (ws) => admit(ws, req, release));
+        admit(req, socket as Socket, head, release);
       },
       (err: unknown) => {
         socket.off('close', onEarlyClose);
@@ -198,9 +200,8 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     stopAccepting,
     async close() {
       stopAccepting();
-      for (const ws of wss.clients) ws.terminate();
+      for (const stream of streams) stream.destroy();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
       await serverClosed;
     },
   };
