@@ -14,10 +14,15 @@ const AGENT_ENTRY = join(ROOT, 'packages/agent/dist/main.js');
 export const AGENT_BUNDLE = join(ROOT, 'packages/agent/dist/svc.cjs');
 
 /**
- * Native addons are optional everywhere the agent uses them: ssh2 falls back to node's crypto without cpu-features
- * and its sshcrypto binding, ws to plain JS without bufferutil/utf-8-validate.
+ * Native addons are optional everywhere the agent uses them: ssh2 falls back to node's crypto without its
+ * sshcrypto binding, the WebSocket masking to plain JS without bufferutil.
  */
-const NATIVE_PACKAGES = /^(cpu-features|bufferutil|utf-8-validate)$/;
+const NATIVE_PACKAGES = /^bufferutil$/;
+/**
+ * ssh2 asks cpu-features only to order its default ciphers, and the agent names its own (AGENT_CIPHERS): both
+ * bundles leave it out (one addon fewer to load).
+ */
+const UNUSED_NATIVE_PACKAGES = /^cpu-features$/;
 const SSH2_BINDING = /^\.\/crypto\/build\/Release\/sshcrypto\.node$/;
 const SSH2_BINDING_PATH = 'ssh2/lib/protocol/crypto/build/Release/sshcrypto.node';
 const SSH2_POLY1305 = /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]crypto[\\/]poly1305\.js$/;
@@ -46,17 +51,19 @@ const standInPoly1305: Plugin = {
   },
 };
 
-/** Leaves the native addons out: they resolve to a module that throws on load, as a missing package would. */
-const leaveOutNativeAddons: Plugin = {
-  name: 'leave-out-native-addons',
-  setup(build) {
-    for (const filter of [NATIVE_PACKAGES, /\.node$/])
-      build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'left-out' }));
-    build.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({
-      contents: `throw new Error(${JSON.stringify(`${args.path} is left out of the one-file agent`)});`,
-    }));
-  },
-};
+/** Makes the modules matching `filters` throw on load, as a missing package would. */
+function leaveOut(name: string, filters: RegExp[]): Plugin {
+  return {
+    name,
+    setup(build) {
+      for (const filter of filters)
+        build.onResolve({ filter }, (args) => ({ path: args.path, namespace: name }));
+      build.onLoad({ filter: /.*/, namespace: name }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`${args.path} is left out of the agent bundle`)});`,
+      }));
+    },
+  };
+}
 
 /** Loads the native addons at run time from node_modules, as the unbundled modules would. */
 const requireNativeAddons: Plugin = {
@@ -84,7 +91,13 @@ export async function bundleAgent({ outfile, nativeAddons }: BundleOptions): Pro
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    plugins: [standInPoly1305, nativeAddons === 'external' ? requireNativeAddons : leaveOutNativeAddons],
+    plugins: [
+      standInPoly1305,
+      leaveOut('unused-native-addons', [UNUSED_NATIVE_PACKAGES]),
+      nativeAddons === 'external'
+        ? requireNativeAddons
+        : leaveOut('native-addons', [NATIVE_PACKAGES, /\.node$/]),
+    ],
     minifyWhitespace: true,
     minifySyntax: true,
     legalComments: 'linked',
