@@ -46,3 +46,18 @@ test('many chunks past the limit within one turn cause one collection', async ()
   await nextTurn();
   expect(collected).toBe(1);
 });
+
+test('no collection sooner than `minIntervalMs` after the previous one, whatever was relayed', async () => {
+  let collected = 0;
+  const garbage = new RelayGarbage({
+    everyBytes: MIB,
+    minIntervalMs: 60_000,
+    collected: () => (collected += 1),
+  });
+  garbage.add(MIB);
+  await nextTurn();
+  expect(collected).toBe(1);
+  garbage.add(8 * MIB);
+  await nextTurn();
+  expect(collected).toBe(1);
+});
