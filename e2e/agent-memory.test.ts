@@ -1,6 +1,6 @@
 /**
  * After tunnel traffic a real svc process gives its memory back: young-generation collections while it relays,
- * then, once the traffic has stopped, two full collections, reported in its debug log.
+ * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs the latter.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
-import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { SVC_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const CLIENT_ID = 'tunnel-memory';
 const MIB = 1024 * 1024;
+const RECLAIMED = 'gave back the memory of tunnel traffic and jobs (two full garbage collections)';
 
 let dir: string;
 let api: ApiClient;
@@ -88,10 +89,23 @@ test('after tunnel traffic stops, svc collects its garbage and logs what it gave
   // 16 MiB each way: the agent relays 32 MiB, several young-generation collections' worth.
   const data = randomBytes(16 * MIB);
   expect(await echoedBytes(port, data)).toBe(data.length);
-  const line = await agent!.waitForLog(
-    'gave back the memory of tunnel traffic (two full garbage collections)',
-  );
+  const line = await agent!.waitForLog(RECLAIMED);
   expect(line.young_collections).toBeGreaterThanOrEqual(1);
+  expect(line.jobs).toBe(0);
   expect(line.pauses_ms).toEqual([expect.any(Number), expect.any(Number)]);
   expect(line.rss_mib).toEqual([expect.any(Number), expect.any(Number)]);
+}, 60_000);
+
+test('after a command has ended, svc collects its garbage too', async () => {
+  const post = await api.post(
+    `/clients/${CLIENT_ID}/commands`,
+    { command: '/usr/bin/true', timeout_sec: 60 },
+    { auth: ADMIN },
+  );
+  expect(post.status, post.text).toBe(200);
+  const line = await agent!.waitForLine((text) => {
+    const log = parseLog(text);
+    return log?.msg === RECLAIMED && log.jobs === 1;
+  });
+  expect(parseLog(line)?.young_collections).toBe(0);
 }, 60_000);
