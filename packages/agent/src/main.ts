@@ -10,6 +10,10 @@ import { UsageError } from './config/settings.js';
 // and a full GC runs every ~50 ms (7 of 10 tunnel benchmark runs: svc at 2-4 CPU s/GiB instead of 1.6). Freeing
 // them during the scavenge itself keeps the count true (afterwards 5 of 6 runs had 1-2 full GCs, one had 22).
 v8.setFlagsFromString('--no-concurrent-array-buffer-sweeping');
+// Scavenges on the main thread only: the agent's young generation is small, and it runs one every 2 MiB a tunnel
+// relays (RelayGarbage). Handing each to V8's worker threads made them cost twice as long (0.37 ms median, a
+// tail to 2 ms on 2 busy cores; alone 0.23 ms, 2026-11-25), enough to slow a fast tunnel.
+v8.setFlagsFromString('--no-parallel-scavenge');
 // As in svcd: small Buffers get their own memory instead of pinning shared 8 KiB slabs.
 Buffer.poolSize = 0;
 

@@ -22,15 +22,23 @@ type Listener = (...args: unknown[]) => void;
  * the socket gets the rest of the data, then its input is discarded and it is closed.
  *
  * A socket created with `onread: reads.onread` is read through that `SocketReadBuffer` instead of 'data' events.
+ * `relayed`, if given, is told the size of every chunk passed on, in either direction.
  */
-export function splice(socket: Socket, channel: SpliceChannel, reads?: SocketReadBuffer): void {
+export function splice(
+  socket: Socket,
+  channel: SpliceChannel,
+  reads?: SocketReadBuffer,
+  relayed: (bytes: number) => void = () => {},
+): void {
   for (const event of ['finish', 'prefinish'] as const)
     for (const listener of channel.listeners(event) as Listener[])
       if (listener.name === 'onFinish') channel.removeListener(event, listener);
   channel.once('finish', () => channel.eof());
 
-  const stopReading = reads ? pumpReadsToChannel(socket, reads, channel) : pumpToChannel(socket, channel);
-  pumpToSocket(channel, socket);
+  const stopReading = reads
+    ? pumpReadsToChannel(socket, reads, channel, relayed)
+    : pumpToChannel(socket, channel, relayed);
+  pumpToSocket(channel, socket, relayed);
 
   socket.on('close', (hadError: boolean) => {
     // A socket that closed without a clean end of its input was cut off: nothing more is coming, close now.
@@ -58,9 +66,10 @@ const MAX_WAITING_FOR_WINDOW = 256 * 1024;
  * (ssh2's channels take 2 MiB before they push back). A connection whose far end is slow then keeps at most
  * 256 KiB in the process; the rest waits in the kernel's socket buffer. Returns a function that stops the pump.
  */
-function pumpToChannel(from: Socket, to: Duplex): () => void {
+function pumpToChannel(from: Socket, to: Duplex, relayed: (bytes: number) => void): () => void {
   let waiting = 0;
   const onData = (chunk: Buffer) => {
+    relayed(chunk.length);
     waiting += chunk.length;
     to.write(chunk, () => {
       waiting -= chunk.length;
@@ -83,9 +92,15 @@ function pumpToChannel(from: Socket, to: Duplex): () => void {
  * `pumpToChannel` for a socket read into a reused buffer: a chunk the channel did not copy at once (no window,
  * or earlier writes still waiting) stays with the channel, and the next read goes into a new buffer.
  */
-function pumpReadsToChannel(from: Socket, reads: SocketReadBuffer, to: Duplex): () => void {
+function pumpReadsToChannel(
+  from: Socket,
+  reads: SocketReadBuffer,
+  to: Duplex,
+  relayed: (bytes: number) => void,
+): () => void {
   let waiting = 0;
   const onChunk = (chunk: Buffer): boolean => {
+    relayed(chunk.length);
     waiting += chunk.length;
     to.write(chunk, () => {
       waiting -= chunk.length;
@@ -116,7 +131,7 @@ const MAX_UNSENT = 1024 * 1024;
  * leave in one socket write (up to 512 KiB). SSH delivers at most 32 KiB per packet; on a fast link one write
  * per packet costs more in the kernel than everything else svcd does with the bytes.
  */
-function pumpToSocket(from: Readable, to: Socket): void {
+function pumpToSocket(from: Readable, to: Socket, relayed: (bytes: number) => void): void {
   const batch = new WriteBatcher(MAX_BATCH_BYTES);
   let paused = false;
   const resume = () => {
@@ -124,6 +139,7 @@ function pumpToSocket(from: Readable, to: Socket): void {
     from.resume();
   };
   const onData = (chunk: Buffer) => {
+    relayed(chunk.length);
     batch.add(to, chunk.length, () => to.write(chunk));
     if (to.writableLength >= MAX_UNSENT && !paused) {
       paused = true;

@@ -32,7 +32,7 @@ class TestChannel extends Duplex {
 /** A connected TCP pair on 127.0.0.1: `local` is spliced to a channel, `peer` is the far end. */
 async function splicedPair<C extends TestChannel = TestChannel>(
   channel: C = new TestChannel() as C,
-  { pauseBeforeSplice = false } = {},
+  { pauseBeforeSplice = false, relayed = (_bytes: number) => {} } = {},
 ): Promise<{ local: Socket; peer: Socket; channel: C }> {
   const server = createServer({ allowHalfOpen: true });
   server.listen(0, '127.0.0.1');
@@ -47,7 +47,7 @@ async function splicedPair<C extends TestChannel = TestChannel>(
   await once(local, 'connect');
   // svcd's tunnel listener accepts with pauseOnConnect, so its sockets arrive paused.
   if (pauseBeforeSplice) local.pause();
-  splice(local, channel);
+  splice(local, channel, undefined, relayed);
   cleanups.push(() => {
     local.destroy();
     peer.destroy();
@@ -174,6 +174,19 @@ describe('splice: socket to channel', () => {
   });
 });
 
+test('splice tells `relayed` the size of every chunk it passes on, both ways', async () => {
+  let relayed = 0;
+  const { peer, channel } = await splicedPair(new TestChannel(), { relayed: (bytes) => (relayed += bytes) });
+  const up = randomBytes(300 * 1024);
+  peer.write(up);
+  await untilReceived(channel, () => receivedBytes(channel) >= up.length);
+  expect(relayed).toBe(up.length);
+  const down = randomBytes(200 * 1024);
+  channel.push(down);
+  expect((await readExactly(peer, down.length)).equals(down)).toBe(true);
+  expect(relayed).toBe(up.length + down.length);
+});
+
 describe('splice: a socket read into a reused buffer', () => {
   /** Holds every write for a turn of the event loop, as a channel waiting for its SSH window keeps the chunk. */
   class SlowChannel extends TestChannel {
@@ -197,7 +210,8 @@ describe('splice: a socket read into a reused buffer', () => {
     });
     const [peer] = await accepted;
     const channel = new SlowChannel();
-    splice(local, channel, reads);
+    let relayed = 0;
+    splice(local, channel, reads, (bytes) => (relayed += bytes));
     cleanups.push(() => {
       local.destroy();
       peer.destroy();
@@ -208,5 +222,6 @@ describe('splice: a socket read into a reused buffer', () => {
     peer.end(sent);
     await finished;
     expect(Buffer.concat(channel.received).equals(sent)).toBe(true);
+    expect(relayed).toBe(sent.length);
   });
 });

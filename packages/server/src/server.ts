@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { StatusData } from '@svc/protocol';
-import type { Logger } from '@svc/platform';
+import { MemoryReclaim, type Logger } from '@svc/platform';
 import { Authenticator } from './core/auth/authenticator.js';
 import { LoginGuard } from './core/auth/login-guard.js';
 import { CachedSessionStore } from './core/auth/session-check-cache.js';
@@ -63,7 +63,7 @@ import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
-import { MemoryReclaim } from './infra/memory-reclaim.js';
+import { reclaimAfterLargeRuns } from './infra/memory-reclaim.js';
 import { buildSecondFactor } from './second-factor.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
@@ -202,7 +202,7 @@ export async function startServer(
       watch: jobWatch,
       clock: systemClock,
       log: logger,
-      afterRun: (targets) => memoryReclaim.afterRun(targets),
+      afterRun: reclaimAfterLargeRuns(memoryReclaim),
       ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;

@@ -11,6 +11,7 @@ import { collectFacts } from '../sysinfo/facts.js';
 import { Forwarder } from '../tunnels/forwarder.js';
 import { TunnelAllowList } from '../tunnels/tunnel-allowed.js';
 import { SVC_VERSION } from '../version.js';
+import { AgentMemory } from './agent-memory.js';
 import { ControlSession } from './control-session.js';
 import { LinkError, type LinkFailure } from './link-error.js';
 import { openLink, type Link, type LinkOptions } from './ssh-link.js';
@@ -64,6 +65,7 @@ export class Agent {
   private readonly backoff: Backoff;
   private readonly allowList: TunnelAllowList;
   private readonly jobs: JobExecutor;
+  private readonly memory: AgentMemory;
   private readonly log: Logger;
   private current: { link: Link; session?: ControlSession } | undefined;
   private warnedFingerprint: string | undefined;
@@ -76,6 +78,7 @@ export class Agent {
     this.backoff = deps.backoff ?? new Backoff({ baseMs: 1000, maxMs: options.maxRetryIntervalMs });
     this.allowList = new TunnelAllowList(options.tunnelAllowed);
     this.log = deps.logger;
+    this.memory = new AgentMemory(this.log);
     this.jobs = new JobExecutor({
       environment: {
         settings: options.exec,
@@ -89,6 +92,7 @@ export class Agent {
         ...deps.jobEnvironment,
       },
       logger: this.log,
+      jobEnded: this.memory.jobEnded,
       ...(deps.resultLimits ? { limits: deps.resultLimits } : {}),
       ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
     });
@@ -108,6 +112,7 @@ export class Agent {
   /** Closes the link and ends run(). */
   async stop(): Promise<void> {
     this.abort.abort();
+    this.memory.stop();
     const current = this.current;
     if (current) {
       current.session?.stop();
@@ -214,7 +219,7 @@ export class Agent {
       collectFacts: this.deps.collectFacts ?? collectFacts,
       allowList: this.allowList,
       jobs: this.jobs,
-      forwarder: new Forwarder(link.ssh, this.allowList, this.log),
+      forwarder: new Forwarder(link.ssh, this.allowList, this.log, this.memory.relayed),
       logger: this.log,
       ...(this.deps.factsIntervalMs ? { factsIntervalMs: this.deps.factsIntervalMs } : {}),
     });

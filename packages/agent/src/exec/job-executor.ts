@@ -13,6 +13,8 @@ export interface JobExecutorOptions {
   limits?: ResultStoreLimits;
   /** How long a new job may take to end and still go in one request; INLINE_WAIT_MS unless a test sets it. */
   inlineWaitMs?: number;
+  /** Called when a job's process has ended. */
+  jobEnded?: () => void;
 }
 
 /** The link results are sent on, and the jobs whose results are being sent on it. */
@@ -58,6 +60,7 @@ export class JobExecutor {
     void output.ended.then(({ status, error }) => {
       logger.info({ jid: job.jid, pid, status, error }, `${kind} ended`);
       this.store.enforceLimits();
+      this.options.jobEnded?.();
     });
     this.offer(output);
     return { pid, started_at: startedAt };

@@ -28,6 +28,8 @@ export class Forwarder implements TunnelForwarder {
     private readonly ssh: Client,
     private readonly allowList: TunnelAllowList,
     private readonly log: Pick<Logger, 'debug' | 'info' | 'warn'>,
+    /** Told the size of every chunk relayed, in either direction. */
+    private readonly relayed: (bytes: number) => void = () => {},
   ) {
     ssh.on('tcp connection', (details, accept, reject) => void this.connection(details, accept, reject));
   }
@@ -89,7 +91,7 @@ export class Forwarder implements TunnelForwarder {
     socket.once('connect', () => {
       connected = true;
       socket.setTimeout(0);
-      splice(socket, accept(), reads);
+      splice(socket, accept(), reads, this.relayed);
     });
   }
 }

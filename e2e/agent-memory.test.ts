@@ -1,0 +1,111 @@
+/**
+ * After tunnel traffic a real svc process gives its memory back: young-generation collections while it relays,
+ * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs the latter.
+ */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createApiClient, type ApiClient } from '../test-support/api-client.js';
+import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { SVC_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
+
+const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
+const CLIENT_ID = 'tunnel-memory';
+const MIB = 1024 * 1024;
+const RECLAIMED = 'gave back the memory of tunnel traffic and jobs (two full garbage collections)';
+
+let dir: string;
+let api: ApiClient;
+let svcd: RunningProcess | undefined;
+let agent: RunningProcess | undefined;
+let echo: Server | undefined;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-tunnel-memory-'));
+  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
+  echo.listen(0, '127.0.0.1');
+  await once(echo, 'listening');
+  const [apiPort, clientPort] = [await freePort(), await freePort()];
+  await writeAdminUserFile(dir);
+  await writeFile(
+    join(dir, 'svcd.conf'),
+    [
+      '[server]',
+      `address = "127.0.0.1:${clientPort}"`,
+      'data_dir = "data"',
+      'key_seed = "e2e-tunnel-memory-seed"',
+      'auth = "agent:agent-password-1"',
+      '[api]',
+      `address = "127.0.0.1:${apiPort}"`,
+      'auth_file = "users.json"',
+    ].join('\n'),
+  );
+  svcd = await startSvcdProcess(join(dir, 'svcd.conf'), { cwd: dir });
+  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
+  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  agent = startProcess(
+    SVC_BIN,
+    [
+      ...['--auth', 'agent:agent-password-1', '--id', CLIENT_ID, '--fingerprint', fingerprint],
+      ...['--data-dir', join(dir, 'agent-data'), '--log-level', 'debug', `http://127.0.0.1:${clientPort}`],
+    ],
+    { env: { SVC_AUTH: undefined, NODE_OPTIONS: undefined } },
+  );
+  await agent.waitForLog('connected to svcd');
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await svcd?.stop();
+  echo?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** Sends `data` through 127.0.0.1:`port`, half-closes, and resolves with the number of bytes that came back. */
+function echoedBytes(port: number, data: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.once('end', () => {
+      socket.destroy();
+      resolve(received);
+    });
+    socket.once('error', reject);
+    socket.end(data);
+  });
+}
+
+test('after tunnel traffic stops, svc collects its garbage and logs what it gave back', async () => {
+  const echoPort = (echo!.address() as AddressInfo).port;
+  const query = new URLSearchParams({ remote: `127.0.0.1:${echoPort}`, 'skip-idle-timeout': 'true' });
+  const res = await api.request('PUT', `/clients/${CLIENT_ID}/tunnels?${query.toString()}`, { auth: ADMIN });
+  expect(res.status, res.text).toBe(200);
+  const port = Number(res.json.data.lport);
+  // 16 MiB each way: the agent relays 32 MiB, several young-generation collections' worth.
+  const data = randomBytes(16 * MIB);
+  expect(await echoedBytes(port, data)).toBe(data.length);
+  const line = await agent!.waitForLog(RECLAIMED);
+  expect(line.young_collections).toBeGreaterThanOrEqual(1);
+  expect(line.jobs).toBe(0);
+  expect(line.pauses_ms).toEqual([expect.any(Number), expect.any(Number)]);
+  expect(line.rss_mib).toEqual([expect.any(Number), expect.any(Number)]);
+}, 60_000);
+
+test('after a command has ended, svc collects its garbage too', async () => {
+  const post = await api.post(
+    `/clients/${CLIENT_ID}/commands`,
+    { command: '/usr/bin/true', timeout_sec: 60 },
+    { auth: ADMIN },
+  );
+  expect(post.status, post.text).toBe(200);
+  const line = await agent!.waitForLine((text) => {
+    const log = parseLog(text);
+    return log?.msg === RECLAIMED && log.jobs === 1;
+  });
+  expect(parseLog(line)?.young_collections).toBe(0);
+}, 60_000);

@@ -1,0 +1,58 @@
+import { collectGarbage } from './gc.js';
+
+/** Quiet time after the last burst of work before collecting, so back-to-back bursts share one collection. */
+export const RECLAIM_QUIET_MS = 3_000;
+/** Between the two collections: the first one's concurrent sweeping is done by then. */
+const SECOND_COLLECTION_MS = 1_000;
+
+export interface ReclaimOutcome {
+  pausesMs: [number, number];
+  /** Bytes, before the first collection and after the second. */
+  rssBefore: number;
+  rssAfter: number;
+}
+
+/**
+ * Gives back the memory a burst of work left behind, once the work has stopped. V8 lets its heap grow under load
+ * and only shrinks it at its next major GC, which a process that has gone quiet may not run for hours, so the
+ * process keeps the pages. Once no burst has been reported for `quietMs`, two full collections a second apart
+ * free them: the first finds the garbage, but leaves the surviving objects scattered over the grown pages; the
+ * second moves them together so that V8 can give the emptied pages back. Each is a pause of the process, longer
+ * with a larger live heap (see BENCHMARKS.md), once per burst.
+ */
+export class MemoryReclaim {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    /** Told each reclaim's pauses and the RSS before and after, for the log. */
+    private readonly report: (outcome: ReclaimOutcome) => void = () => {},
+    private readonly quietMs = RECLAIM_QUIET_MS,
+  ) {}
+
+  /** A burst of work that leaves garbage has happened (or is still going on). */
+  afterLoad(): void {
+    this.schedule(this.quietMs, () => {
+      const rssBefore = process.memoryUsage.rss();
+      const first = collectGarbage('major');
+      this.schedule(SECOND_COLLECTION_MS, () => {
+        const second = collectGarbage('major');
+        this.report({ pausesMs: [first, second], rssBefore, rssAfter: process.memoryUsage.rss() });
+      });
+    });
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Runs `task` after `ms` unless another burst is reported first (which starts the wait again). */
+  private schedule(ms: number, task: () => void): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      task();
+    }, ms);
+    this.timer.unref();
+  }
+}
