@@ -15,13 +15,13 @@
  * agent only, e.g. V8 settings to compare), BENCH_STRICT=1 (exit 1 when a target fails).
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { SVC_BIN, freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
 import { onCleanUp, runBench } from './support/bench-runner.js';
 import { envNumber, readPrintedPort, startChild } from './support/child-processes.js';
@@ -101,21 +101,15 @@ async function main(): Promise<boolean> {
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   const tunnelPorts = [await freePort(), await freePort()];
   await writeAdminUserFile(dir);
-  const svcdConf = join(dir, 'svcd.conf');
-  await writeFile(
-    svcdConf,
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      'key_seed = "bench-agent-memory"',
+  const svcdConf = await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: 'bench-agent-memory',
+    server: [
       'auth = "agent:agent-password-1"',
       `used_ports = [${tunnelPorts.map((p) => `"${p}"`).join(', ')}]`,
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-    ].join('\n'),
-  );
+    ],
+  });
   const running: RunningProcess[] = [];
   onCleanUp(() => Promise.all(running.map((p) => p.stop())).then(() => undefined));
   const svcd = await startSvcdProcess(svcdConf, { cwd: dir });

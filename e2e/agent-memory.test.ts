@@ -4,13 +4,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { SVC_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
@@ -31,19 +31,12 @@ beforeAll(async () => {
   await once(echo, 'listening');
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   await writeAdminUserFile(dir);
-  await writeFile(
-    join(dir, 'svcd.conf'),
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      'key_seed = "e2e-tunnel-memory-seed"',
-      'auth = "agent:agent-password-1"',
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-    ].join('\n'),
-  );
+  await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: 'e2e-tunnel-memory-seed',
+    server: ['auth = "agent:agent-password-1"'],
+  });
   svcd = await startSvcdProcess(join(dir, 'svcd.conf'), { cwd: dir });
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { writeAdminUserFile, startSvcdProcess } from '../test-support/e2e-setup.js';
+import { writeAdminUserFile, startSvcdProcess, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
 
@@ -68,21 +68,12 @@ beforeAll(async () => {
   clientUrl = `http://127.0.0.1:${clientPort}`;
   await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify(CREDENTIALS));
-  const configPath = join(dir, 'svcd.conf');
-  await writeFile(
-    configPath,
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      'key_seed = "e2e-groups-seed"',
-      'auth_file = "clients-auth.json"',
-      'keepalive_interval = "2s"',
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-    ].join('\n'),
-  );
+  const configPath = await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: 'e2e-groups-seed',
+    server: ['auth_file = "clients-auth.json"', 'keepalive_interval = "2s"'],
+  });
   svcd = await startSvcdProcess(configPath);
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;

@@ -6,7 +6,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { writeAdminUserFile, startSvcdProcess } from '../test-support/e2e-setup.js';
+import { writeAdminUserFile, startSvcdProcess, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
 
@@ -91,20 +91,12 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-jobs-'));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   await writeAdminUserFile(dir);
-  configPath = join(dir, 'svcd.conf');
-  await writeFile(
-    configPath,
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      'key_seed = "e2e-jobs-seed"',
-      'auth = "agent:agent-password-1"',
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-    ].join('\n'),
-  );
+  configPath = await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: 'e2e-jobs-seed',
+    server: ['auth = "agent:agent-password-1"'],
+  });
   await startSvcd();
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;

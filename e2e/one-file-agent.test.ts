@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
 import { roundTrip } from '../test-support/tcp.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
@@ -40,20 +40,12 @@ beforeAll(async () => {
   await once(echo, 'listening');
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   await writeAdminUserFile(dir);
-  const svcdConf = join(dir, 'svcd.conf');
-  await writeFile(
-    svcdConf,
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      'key_seed = "e2e-one-file-seed"',
-      'auth = "agent:agent-password-1"',
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-    ].join('\n'),
-  );
+  const svcdConf = await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: 'e2e-one-file-seed',
+    server: ['auth = "agent:agent-password-1"'],
+  });
   svcd = await startSvcdProcess(svcdConf);
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;

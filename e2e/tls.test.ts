@@ -13,6 +13,7 @@ import {
   startProcess,
   type RunningProcess,
 } from '../test-support/process.js';
+import { writeSvcdConfig } from '../test-support/e2e-setup.js';
 
 const EXIT_CONFIG = 78;
 const EXIT_USAGE = 64;
@@ -43,24 +44,18 @@ beforeAll(async () => {
   const users = [{ username: 'admin', password: await hash('admin-secret-1', { cost: 4 }), groups: [] }];
   await writeFile(join(dir, 'users.json'), JSON.stringify(users));
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify({ 'tls-agent': 'tls-password-1' }));
-  await writeFile(
-    join(dir, 'svcd.conf'),
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      `key_seed = "${SEED}"`,
+  await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: SEED,
+    server: [
       'auth_file = "clients-auth.json"',
       // Relative to the config file's folder.
       'tls_cert = "svcd-server.crt"',
       'tls_key = "svcd-server.key"',
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-      'cert_file = "svcd-server.crt"',
-      'key_file = "svcd-server.key"',
-    ].join('\n'),
-  );
+    ],
+    api: ['cert_file = "svcd-server.crt"', 'key_file = "svcd-server.key"'],
+  });
   svcd = startProcess(SVCD_BIN, ['-c', join(dir, 'svcd.conf')]);
   const listener = await svcd.waitForLog('client listener started');
   fingerprint = String(listener.fingerprint);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tunnelSchema, type TunnelData } from '../packages/protocol/src/index.js';
-import { writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { roundTrip } from '../test-support/tcp.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import {
@@ -62,22 +62,16 @@ beforeAll(async () => {
   echoPort = (echo.address() as AddressInfo).port;
   await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify({ 'tunnel-agent': 'password-t-1' }));
-  configPath = join(dir, 'svcd.conf');
-  await writeFile(
-    configPath,
-    [
-      '[server]',
-      `address = "127.0.0.1:${clientPort}"`,
-      'data_dir = "data"',
-      'key_seed = "e2e-tunnels-seed"',
+  configPath = await writeSvcdConfig(dir, {
+    clientPort,
+    apiPort,
+    keySeed: 'e2e-tunnels-seed',
+    server: [
       'auth_file = "clients-auth.json"',
       'keepalive_interval = "2s"',
       `used_ports = ["${pool[0]}-${pool[1]}"]`,
-      '[api]',
-      `address = "127.0.0.1:${apiPort}"`,
-      'auth_file = "users.json"',
-    ].join('\n'),
-  );
+    ],
+  });
   await startSvcd();
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
   const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;

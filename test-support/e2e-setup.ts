@@ -27,3 +27,37 @@ export async function startSvcdProcess(
   await svcd.waitForLog('API listening');
   return svcd;
 }
+
+export interface E2eSvcdConfig {
+  /** The agent listener's port ([server] address on 127.0.0.1). */
+  clientPort: number;
+  /** The API's port ([api] address on 127.0.0.1). */
+  apiPort: number;
+  /** [server] key_seed, so the fingerprint is stable. */
+  keySeed: string;
+  /** More [server] lines, e.g. `auth = "agent:agent-password-1"`. */
+  server?: string[];
+  /** More [api] lines. */
+  api?: string[];
+}
+
+/**
+ * `<dir>/svcd.conf` for an end-to-end svcd: both listeners on 127.0.0.1, data in `<dir>/data`, API users from
+ * `users.json` (writeAdminUserFile). Returns the file's path.
+ */
+export async function writeSvcdConfig(dir: string, config: E2eSvcdConfig): Promise<string> {
+  const path = join(dir, 'svcd.conf');
+  const lines = [
+    '[server]',
+    `address = "127.0.0.1:${config.clientPort}"`,
+    'data_dir = "data"',
+    `key_seed = ${JSON.stringify(config.keySeed)}`,
+    ...(config.server ?? []),
+    '[api]',
+    `address = "127.0.0.1:${config.apiPort}"`,
+    'auth_file = "users.json"',
+    ...(config.api ?? []),
+  ];
+  await writeFile(path, lines.join('\n'));
+  return path;
+}
