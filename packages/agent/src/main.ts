@@ -14,10 +14,10 @@ v8.setFlagsFromString('--no-concurrent-array-buffer-sweeping');
 // relays (RelayGarbage). Handing each to V8's worker threads made them cost twice as long (0.37 ms median, a
 // tail to 2 ms on 2 busy cores; alone 0.23 ms, 2026-11-25), enough to slow a fast tunnel.
 v8.setFlagsFromString('--no-parallel-scavenge');
-// TurboFan optimises a function after ~3 × 66 KB of its bytecode ran; 100 short commands were enough to compile
-// code that kept ~8 MiB resident (node's compiler pages, its threads' heaps) against +1.4 MiB with --no-opt.
-// Ten times the budget leaves occasional work (commands, pings, facts) to the interpreter and baseline code,
-// while a tunnel's hot path, run ~30,000 times per GiB, is still optimised within its first megabytes.
+// TurboFan optimises a function after ~3 × 66 KB of its bytecode ran: 100 short commands were enough to compile
+// code that stayed resident (node's compiler pages, its threads' heaps: +9 MiB, against +1.4 MiB with --no-opt).
+// Ten times that budget, set here at run time, halves it (+5 MiB); a tunnel's hot path still gets optimised, and
+// tunnel throughput and CPU did not change beyond the noise (bench:tunnel, 3 × 512 MiB each way, 2026-11-25).
 v8.setFlagsFromString('--interrupt-budget=675840');
 // As in svcd: small Buffers get their own memory instead of pinning shared 8 KiB slabs.
 Buffer.poolSize = 0;
