@@ -20,8 +20,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
-import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import type { ApiClient } from '../test-support/api-client.js';
+import { startE2eSvcd } from '../test-support/e2e-setup.js';
 import { SVC_BIN, freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
 import { onCleanUp, runBench } from './support/bench-runner.js';
 import { envNumber, readPrintedPort, startChild } from './support/child-processes.js';
@@ -100,27 +100,27 @@ async function main(): Promise<boolean> {
   onCleanUp(() => rm(dir, { recursive: true, force: true }));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   const tunnelPorts = [await freePort(), await freePort()];
-  await writeAdminUserFile(dir);
-  const svcdConf = await writeSvcdConfig(dir, {
-    clientPort,
-    apiPort,
-    keySeed: 'bench-agent-memory',
-    server: [
-      'auth = "agent:agent-password-1"',
-      `used_ports = [${tunnelPorts.map((p) => `"${p}"`).join(', ')}]`,
-    ],
-  });
   const running: RunningProcess[] = [];
   onCleanUp(() => Promise.all(running.map((p) => p.stop())).then(() => undefined));
-  const svcd = await startSvcdProcess(svcdConf, { cwd: dir });
+  const { svcd, api, fingerprint } = await startE2eSvcd(
+    dir,
+    {
+      clientPort,
+      apiPort,
+      keySeed: 'bench-agent-memory',
+      server: [
+        'auth = "agent:agent-password-1"',
+        `used_ports = [${tunnelPorts.map((p) => `"${p}"`).join(', ')}]`,
+      ],
+    },
+    { cwd: dir },
+  );
   running.push(svcd);
   const sink = startChild('sink', process.execPath, ['--import', 'tsx', SINK_SCRIPT], {
     cwd: dirname(SINK_SCRIPT),
   });
   onCleanUp(() => sink.stop());
   const sinkPort = await readPrintedPort(sink, 30_000);
-  const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
   const agentArgs = (id: string) => [
     ...['--auth', 'agent:agent-password-1', '--id', id, '--fingerprint', fingerprint],
     ...['--data-dir', join(dir, id), '--log-level', 'info', `http://127.0.0.1:${clientPort}`],

@@ -4,18 +4,17 @@
  * crypto (the bundle leaves out its poly1305 WebAssembly; the agent never offers chacha20-poly1305) and still
  * connect and carry a tunnel.
  */
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { AGENT_BUNDLE } from '../scripts/agent-bundle.js';
-import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import type { ApiClient } from '../test-support/api-client.js';
+import { startE2eSvcd } from '../test-support/e2e-setup.js';
 import { freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
-import { roundTrip } from '../test-support/tcp.js';
+import { roundTrip, startEchoServer } from '../test-support/tcp.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const CLIENT_ID = 'bundle-alone';
@@ -29,20 +28,16 @@ let echo: Server | undefined;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-bundle-'));
   await copyFile(AGENT_BUNDLE, join(dir, 'svc.cjs'));
-  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
-  echo.listen(0, '127.0.0.1');
-  await once(echo, 'listening');
+  echo = await startEchoServer();
   const [apiPort, clientPort] = [await freePort(), await freePort()];
-  await writeAdminUserFile(dir);
-  await writeSvcdConfig(dir, {
+  const started = await startE2eSvcd(dir, {
     clientPort,
     apiPort,
     keySeed: 'e2e-bundle-seed',
     server: ['auth = "agent:agent-password-1"'],
   });
-  svcd = await startSvcdProcess(join(dir, 'svcd.conf'));
-  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  ({ svcd, api } = started);
+  const { fingerprint } = started;
   agent = startExecutable(
     process.execPath,
     [

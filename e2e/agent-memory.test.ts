@@ -3,14 +3,14 @@
  * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs the latter.
  */
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { connect, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import type { ApiClient } from '../test-support/api-client.js';
+import { startE2eSvcd } from '../test-support/e2e-setup.js';
+import { startEchoServer } from '../test-support/tcp.js';
 import { SVC_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
@@ -26,20 +26,20 @@ let echo: Server | undefined;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-tunnel-memory-'));
-  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
-  echo.listen(0, '127.0.0.1');
-  await once(echo, 'listening');
+  echo = await startEchoServer();
   const [apiPort, clientPort] = [await freePort(), await freePort()];
-  await writeAdminUserFile(dir);
-  await writeSvcdConfig(dir, {
-    clientPort,
-    apiPort,
-    keySeed: 'e2e-tunnel-memory-seed',
-    server: ['auth = "agent:agent-password-1"'],
-  });
-  svcd = await startSvcdProcess(join(dir, 'svcd.conf'), { cwd: dir });
-  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  const started = await startE2eSvcd(
+    dir,
+    {
+      clientPort,
+      apiPort,
+      keySeed: 'e2e-tunnel-memory-seed',
+      server: ['auth = "agent:agent-password-1"'],
+    },
+    { cwd: dir },
+  );
+  ({ svcd, api } = started);
+  const { fingerprint } = started;
   agent = startProcess(
     SVC_BIN,
     [

@@ -2,7 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { writeAdminUserFile, startSvcdProcess, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import {
+  startSvcdProcess,
+  svcdFingerprint,
+  writeAdminUserFile,
+  writeSvcdConfig,
+} from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { SVC_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
 
@@ -71,7 +76,7 @@ beforeAll(async () => {
   });
   await startSvcd();
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  fingerprint = await svcdFingerprint(api);
 
   // Agent A: credentials by --auth, a fingerprint prefix, tags and labels by flags.
   agents.set(

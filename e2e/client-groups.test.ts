@@ -7,8 +7,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { writeAdminUserFile, startSvcdProcess, writeSvcdConfig } from '../test-support/e2e-setup.js';
-import { createApiClient, type ApiClient } from '../test-support/api-client.js';
+import { startE2eSvcd } from '../test-support/e2e-setup.js';
+import type { ApiClient } from '../test-support/api-client.js';
 import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
@@ -66,17 +66,13 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-groups-'));
   const [apiPort, clientPort] = [await freePort(), await freePort()];
   clientUrl = `http://127.0.0.1:${clientPort}`;
-  await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify(CREDENTIALS));
-  const configPath = await writeSvcdConfig(dir, {
+  ({ svcd, api, fingerprint } = await startE2eSvcd(dir, {
     clientPort,
     apiPort,
     keySeed: 'e2e-groups-seed',
     server: ['auth_file = "clients-auth.json"', 'keepalive_interval = "2s"'],
-  });
-  svcd = await startSvcdProcess(configPath);
-  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  }));
   await runAgent('a-1', ['web', 'eu'], ['env:prod']);
   await runAgent('b-1', ['db', 'eu'], ['env : staging']);
 }, 60_000);

@@ -6,7 +6,12 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { writeAdminUserFile, startSvcdProcess, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import {
+  startSvcdProcess,
+  svcdFingerprint,
+  writeAdminUserFile,
+  writeSvcdConfig,
+} from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
 
@@ -99,7 +104,7 @@ beforeAll(async () => {
   });
   await startSvcd();
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  const fingerprint = await svcdFingerprint(api);
   const url = `http://127.0.0.1:${clientPort}`;
   await startAgent('strict', [], url, fingerprint);
   await startAgent(

@@ -2,17 +2,16 @@
  * The one-file agent (`npm run build:agent`, issue 18): built here, then started directly, with no node on its PATH
  * and no node_modules around it, against a real svcd: it connects, a tunnel carries bytes, and a command runs.
  */
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ONE_FILE_AGENT, buildOneFileAgent } from '../scripts/one-file-agent.js';
-import { roundTrip } from '../test-support/tcp.js';
-import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { startSvcdProcess, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import { roundTrip, startEchoServer } from '../test-support/tcp.js';
+import type { ApiClient } from '../test-support/api-client.js';
+import { startE2eSvcd } from '../test-support/e2e-setup.js';
 import { freePort, startExecutable, type RunningProcess } from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
@@ -35,20 +34,16 @@ beforeAll(async () => {
   await copyFile(ONE_FILE_AGENT, agentFile);
   await mkdir(join(dir, 'bin'));
   await symlink('/bin/sh', join(dir, 'bin', 'sh'));
-  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
-  echo.listen(0, '127.0.0.1');
-  await once(echo, 'listening');
+  echo = await startEchoServer();
   const [apiPort, clientPort] = [await freePort(), await freePort()];
-  await writeAdminUserFile(dir);
-  const svcdConf = await writeSvcdConfig(dir, {
+  const started = await startE2eSvcd(dir, {
     clientPort,
     apiPort,
     keySeed: 'e2e-one-file-seed',
     server: ['auth = "agent:agent-password-1"'],
   });
-  svcd = await startSvcdProcess(svcdConf);
-  api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  ({ svcd, api } = started);
+  const { fingerprint } = started;
   const agentConf = join(dir, 'svc.conf');
   await writeFile(
     agentConf,

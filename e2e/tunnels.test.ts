@@ -2,15 +2,14 @@
  * Tunnels across restarts of svcd, with real svcd and svc processes: the definitions are stored, and when the
  * agent is back the tunnels listen again on the same ports, with the same ids, and carry bytes.
  */
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tunnelSchema, type TunnelData } from '../packages/protocol/src/index.js';
-import { writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
-import { roundTrip } from '../test-support/tcp.js';
+import { svcdFingerprint, writeAdminUserFile, writeSvcdConfig } from '../test-support/e2e-setup.js';
+import { roundTrip, startEchoServer } from '../test-support/tcp.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import {
   SVCD_BIN,
@@ -56,9 +55,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-tunnels-'));
   const [apiPort, clientPort, base] = [await freePort(), await freePort(), await freePortBlock(2)];
   pool = [base, base + 1];
-  echo = createServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
-  echo.listen(0, '127.0.0.1');
-  await once(echo, 'listening');
+  echo = await startEchoServer();
   echoPort = (echo.address() as AddressInfo).port;
   await writeAdminUserFile(dir);
   await writeFile(join(dir, 'clients-auth.json'), JSON.stringify({ 'tunnel-agent': 'password-t-1' }));
@@ -74,7 +71,7 @@ beforeAll(async () => {
   });
   await startSvcd();
   api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
-  const fingerprint = (await api.get('/status', { auth: ADMIN })).json.data.fingerprint as string;
+  const fingerprint = await svcdFingerprint(api);
   agent = startProcess(SVC_BIN, [
     ...['--auth', 'tunnel-agent:password-t-1', '--id', CLIENT_ID, '--fingerprint', fingerprint],
     ...['--data-dir', join(dir, 'agent'), `http://127.0.0.1:${clientPort}`],

@@ -2,6 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
+import { createApiClient, type ApiClient } from './api-client.js';
 import { SVCD_BIN, startProcess, type ProcessOptions, type RunningProcess } from './process.js';
 
 export const E2E_ADMIN = { username: 'admin', password: 'admin-secret-1' };
@@ -60,4 +61,26 @@ export async function writeSvcdConfig(dir: string, config: E2eSvcdConfig): Promi
   ];
   await writeFile(path, lines.join('\n'));
   return path;
+}
+
+/** svcd's host key fingerprint, as `GET /status` reports it to the e2e admin. */
+export async function svcdFingerprint(api: ApiClient): Promise<string> {
+  const status = await api.get('/status', { auth: { basic: [E2E_ADMIN.username, E2E_ADMIN.password] } });
+  return status.json.data.fingerprint as string;
+}
+
+/**
+ * The usual start of an end-to-end test with agents: the admin user file and svcd.conf in `dir`, svcd started,
+ * an API client, and the fingerprint agents pin.
+ */
+export async function startE2eSvcd(
+  dir: string,
+  config: E2eSvcdConfig,
+  options?: ProcessOptions,
+): Promise<{ svcd: RunningProcess; api: ApiClient; fingerprint: string; configPath: string }> {
+  await writeAdminUserFile(dir);
+  const configPath = await writeSvcdConfig(dir, config);
+  const svcd = await startSvcdProcess(configPath, options);
+  const api = createApiClient(`http://127.0.0.1:${config.apiPort}/api/v1`);
+  return { svcd, api, fingerprint: await svcdFingerprint(api), configPath };
 }
