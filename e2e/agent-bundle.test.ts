@@ -5,7 +5,7 @@
  * connect and carry a tunnel.
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,4 +73,14 @@ test('the bundle alone, without its native addons, connects and carries a tunnel
   const text = 'through the bundle alone\n'.repeat(5000);
   expect(await roundTrip(Number(res.json.data.lport), text)).toBe(text);
   expect(agent!.stderr).toBe('');
+});
+
+test('the bundle leaves out the parts of ssh2 an agent never runs', async () => {
+  const bundle = await readFile(AGENT_BUNDLE, 'utf8');
+  // A string of each original module: SFTP, ssh-agent authentication, bcrypt-pbkdf (with tweetnacl).
+  for (const marker of ['SFTP: Outbound', 'Pageant', 'OxychromaticBlowfishSwatDynamite'])
+    expect(bundle).not.toContain(marker);
+  expect(bundle).toContain('SFTP is left out of the svc agent');
+  // Minified names: splice() finds ssh2's finish listener without its name (the tunnel test above relies on it).
+  expect(bundle).not.toMatch(/function onFinish\(/);
 });

@@ -25,29 +25,56 @@ const NATIVE_PACKAGES = /^bufferutil$/;
 const UNUSED_NATIVE_PACKAGES = /^cpu-features$/;
 const SSH2_BINDING = /^\.\/crypto\/build\/Release\/sshcrypto\.node$/;
 const SSH2_BINDING_PATH = 'ssh2/lib/protocol/crypto/build/Release/sshcrypto.node';
-const SSH2_POLY1305 = /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]crypto[\\/]poly1305\.js$/;
+/** A module the agent bundle replaces with a few lines of its own, and why the agent never needs the original. */
+interface StandIn {
+  module: RegExp;
+  contents: string;
+}
+
+const unused = (what: string) =>
+  `const unused = () => { throw new Error(${JSON.stringify(`${what} is left out of the svc agent`)}); };`;
 
 /**
- * ssh2 needs its poly1305 WebAssembly only for chacha20-poly1305 without its native binding, yet instantiates it
- * as it loads, which keeps ~5 MB resident (V8's WebAssembly compiler, code and memory). The agent never offers
- * that cipher (AGENT_CIPHERS in packages/agent/src/connection/ciphers.ts), so both bundles hand ssh2 a stand-in
- * that throws if ever called.
+ * Parts of ssh2 that an agent never runs but that load, and stay in memory, with its client module. Each stand-in
+ * throws if it is ever called.
  */
-const POLY1305_STAND_IN = `
-const unused = () => {
-  throw new Error('ssh2 poly1305 WebAssembly left out: the agent does not offer chacha20-poly1305');
-};
-module.exports = async () => ({ _malloc: () => 0, cwrap: () => unused, HEAPU8: new Uint8Array(0) });
-`;
+const STAND_INS: StandIn[] = [
+  // The poly1305 WebAssembly serves chacha20-poly1305 without ssh2's native binding, yet is instantiated as ssh2
+  // loads, which keeps ~5 MB resident (V8's WebAssembly compiler, code and memory). The agent never offers that
+  // cipher (AGENT_CIPHERS in packages/agent/src/connection/ciphers.ts).
+  {
+    module: /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]crypto[\\/]poly1305\.js$/,
+    contents: `${unused('ssh2 poly1305 WebAssembly')}
+module.exports = async () => ({ _malloc: () => 0, cwrap: () => unused, HEAPU8: new Uint8Array(0) });`,
+  },
+  // SFTP (114 KB of source): the agent opens no SFTP session. ssh2 only compares channels' constructors with it.
+  {
+    module: /[\\/]ssh2[\\/]lib[\\/]protocol[\\/]SFTP\.js$/,
+    contents: `${unused('SFTP')}
+class SFTP { constructor() { unused(); } }
+module.exports = { SFTP, flagsToString: unused, OPEN_MODE: {}, STATUS_CODE: {}, stringToFlags: unused };`,
+  },
+  // Authentication through an ssh-agent: the agent logs in with its client credential's password.
+  {
+    module: /[\\/]ssh2[\\/]lib[\\/]agent\.js$/,
+    contents: `${unused('ssh-agent authentication')}
+class AgentContext { constructor() { unused(); } }
+module.exports = { AgentContext, createAgent: unused, isAgent: () => false };`,
+  },
+  // Decrypts passphrase-protected private keys (and brings tweetnacl): the agent holds no private key.
+  {
+    module: /[\\/]bcrypt-pbkdf[\\/]index\.js$/,
+    contents: `${unused('bcrypt-pbkdf (encrypted private keys)')}
+module.exports = { pbkdf: unused };`,
+  },
+];
 
-/** Gives ssh2 the poly1305 stand-in. */
-const standInPoly1305: Plugin = {
-  name: 'stand-in-poly1305',
+/** Gives the bundle the STAND_INS instead of the modules they replace. */
+const standIns: Plugin = {
+  name: 'stand-ins',
   setup(build) {
-    build.onLoad({ filter: SSH2_POLY1305, namespace: 'file' }, () => ({
-      contents: POLY1305_STAND_IN,
-      loader: 'js',
-    }));
+    for (const { module, contents } of STAND_INS)
+      build.onLoad({ filter: module, namespace: 'file' }, () => ({ contents, loader: 'js' }));
   },
 };
 
@@ -92,7 +119,7 @@ export async function bundleAgent({ outfile, nativeAddons }: BundleOptions): Pro
     format: 'cjs',
     target: 'node20',
     plugins: [
-      standInPoly1305,
+      standIns,
       leaveOut('unused-native-addons', [UNUSED_NATIVE_PACKAGES]),
       nativeAddons === 'external'
         ? requireNativeAddons
@@ -100,6 +127,7 @@ export async function bundleAgent({ outfile, nativeAddons }: BundleOptions): Pro
     ],
     minifyWhitespace: true,
     minifySyntax: true,
+    minifyIdentifiers: true,
     legalComments: 'linked',
     logLevel: 'warning',
   });

@@ -30,9 +30,13 @@ export function splice(
   reads?: SocketReadBuffer,
   relayed: (bytes: number) => void = () => {},
 ): void {
-  for (const event of ['finish', 'prefinish'] as const)
-    for (const listener of channel.listeners(event) as Listener[])
-      if (listener.name === 'onFinish') channel.removeListener(event, listener);
+  // ssh2 listens with one function on both events; found that way, not by its name, which a minifier changes.
+  const onPrefinish = channel.listeners('prefinish');
+  for (const listener of channel.listeners('finish') as Listener[])
+    if (onPrefinish.includes(listener)) {
+      channel.removeListener('finish', listener);
+      channel.removeListener('prefinish', listener);
+    }
   channel.once('finish', () => channel.eof());
 
   const stopReading = reads
