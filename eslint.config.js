@@ -5,6 +5,9 @@ export default tseslint.config(
   {
     ignores: [
       '**/dist/**',
+      // The native addon's build output and its CommonJS loader (like bin/*.js: a few lines, no TypeScript).
+      'packages/malloc-trim/build/**',
+      'packages/malloc-trim/index.*',
       'dist-agent/**',
       '.build/**',
       'data/**',

@@ -15,9 +15,10 @@ export const AGENT_BUNDLE = join(ROOT, 'packages/agent/dist/svc.cjs');
 
 /**
  * Native addons are optional everywhere the agent uses them: ssh2 falls back to node's crypto without its
- * sshcrypto binding, the WebSocket masking to plain JS without bufferutil.
+ * sshcrypto binding, the WebSocket masking to plain JS without bufferutil, and without @svc/malloc-trim the
+ * agent keeps the free pages of its C heap after load.
  */
-const NATIVE_PACKAGES = /^bufferutil$/;
+const NATIVE_PACKAGES = /^(bufferutil|@svc\/malloc-trim)$/;
 /**
  * ssh2 asks cpu-features only to order its default ciphers, and the agent names its own (AGENT_CIPHERS): both
  * bundles leave it out (one addon fewer to load).

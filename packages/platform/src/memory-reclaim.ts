@@ -1,4 +1,5 @@
 import { collectGarbage } from './gc.js';
+import { trimCHeap } from './malloc-trim.js';
 
 /** Quiet time after the last burst of work before collecting, so back-to-back bursts share one collection. */
 export const RECLAIM_QUIET_MS = 3_000;
@@ -7,6 +8,8 @@ const SECOND_COLLECTION_MS = 1_000;
 
 export interface ReclaimOutcome {
   pausesMs: [number, number];
+  /** How long giving the C heap's free pages back took; undefined where it cannot be done (see trimCHeap). */
+  trimMs: number | undefined;
   /** Bytes, before the first collection and after the second. */
   rssBefore: number;
   rssAfter: number;
@@ -17,14 +20,15 @@ export interface ReclaimOutcome {
  * and only shrinks it at its next major GC, which a process that has gone quiet may not run for hours, so the
  * process keeps the pages. Once no burst has been reported for `quietMs`, two full collections a second apart
  * free them: the first finds the garbage, but leaves the surviving objects scattered over the grown pages; the
- * second moves them together so that V8 can give the emptied pages back. Each is a pause of the process, longer
- * with a larger live heap (see BENCHMARKS.md), once per burst.
+ * second moves them together so that V8 can give the emptied pages back. Then the C heap's free pages go back too
+ * (trimCHeap): the Buffers' memory, freed by those collections. Each is a pause of the process, longer with a
+ * larger live heap (see BENCHMARKS.md), once per burst.
  */
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    /** Told each reclaim's pauses and the RSS before and after, for the log. */
+    /** Told each reclaim's pauses, its trim and the RSS before and after, for the log. */
     private readonly report: (outcome: ReclaimOutcome) => void = () => {},
     private readonly quietMs = RECLAIM_QUIET_MS,
   ) {}
@@ -36,7 +40,9 @@ export class MemoryReclaim {
       const first = collectGarbage('major');
       this.schedule(SECOND_COLLECTION_MS, () => {
         const second = collectGarbage('major');
-        this.report({ pausesMs: [first, second], rssBefore, rssAfter: process.memoryUsage.rss() });
+        void trimCHeap().then((trimMs) =>
+          this.report({ pausesMs: [first, second], trimMs, rssBefore, rssAfter: process.memoryUsage.rss() }),
+        );
       });
     });
   }

@@ -182,13 +182,14 @@ export async function startServer(
       ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
       : new SqlJobRepository(database);
     const jobWatch = new JobWatch();
-    const memoryReclaim = new MemoryReclaim(({ pausesMs, rssBefore, rssAfter }) =>
+    const memoryReclaim = new MemoryReclaim(({ pausesMs, trimMs, rssBefore, rssAfter }) =>
       logger.info(
         {
           pauses_ms: pausesMs.map((ms) => Math.round(ms)),
+          trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
           rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / 2 ** 20)),
         },
-        'gave back the memory of a large multi-client run (two full garbage collections)',
+        'gave back the memory of a large multi-client run (two full garbage collections, C heap trim)',
       ),
     );
     opened.memoryReclaim = memoryReclaim;

@@ -1,14 +1,16 @@
 import { MemoryReclaim, RelayGarbage, type LineLogger as Logger } from '@svc/platform';
 
 const MIB = 1024 * 1024;
-const RECLAIM_MESSAGE = 'gave back the memory of tunnel traffic and jobs (two full garbage collections)';
+const RECLAIM_MESSAGE =
+  'gave back the memory of tunnel traffic and jobs (two full garbage collections, C heap trim)';
 
 /**
  * Keeps tunnel traffic and jobs from leaving the agent larger than it was. While a tunnel relays, a
  * young-generation collection every few MiB (RelayGarbage) keeps glibc's heap from growing under the dead
  * Buffers. Once tunnels and jobs have been quiet for a few seconds, two full collections (MemoryReclaim) free
- * what was still in flight and shrink V8's heap back: its young generation grows under a burst of jobs (1 to 4
- * MiB after 100 commands, ~3 MiB of RSS) and stays grown until a full collection.
+ * what was still in flight and shrink V8's heap back (its young generation grows under a burst of jobs: 1 to 4
+ * MiB after 100 commands, ~3 MiB of RSS, and stays grown until a full collection), then glibc gives back the
+ * free pages of the C heap, where the Buffers were.
  */
 export class AgentMemory {
   private readonly young: RelayGarbage;
@@ -17,13 +19,14 @@ export class AgentMemory {
   private jobs = 0;
 
   constructor(log: Pick<Logger, 'debug'>) {
-    this.reclaim = new MemoryReclaim(({ pausesMs, rssBefore, rssAfter }) => {
+    this.reclaim = new MemoryReclaim(({ pausesMs, trimMs, rssBefore, rssAfter }) => {
       // Debug: a slow steady transfer, or a job every few seconds, makes one every few seconds.
       log.debug(
         {
           young_collections: this.youngCollections,
           jobs: this.jobs,
           pauses_ms: pausesMs.map((ms) => Math.round(ms)),
+          trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
           rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / MIB)),
         },
         RECLAIM_MESSAGE,
