@@ -1,9 +1,12 @@
 'use strict';
-// The native trim() when it was built (see package.json's install script), else null.
-let trim = null;
+// The native functions when they were built (see package.json's install script), else null.
+let native = null;
 try {
-  trim = require('./build/Release/malloc_trim.node').trim;
+  native = require('./build/Release/malloc_trim.node');
 } catch {
   // Not built here (no compiler, or a platform node-gyp could not build for): callers go on without it.
 }
-module.exports = { trim };
+module.exports = {
+  trim: native ? native.trim : null,
+  keepDefaultThresholds: native ? native.keepDefaultThresholds : null,
+};

@@ -28,6 +28,7 @@ export { splice, type SpliceChannel } from './splice.js';
 export { SocketReadBuffer, type ChunkHandler } from './socket-read-buffer.js';
 export { RelayGarbage, RELAY_GC_BYTES } from './relay-garbage.js';
 export { MemoryReclaim, RECLAIM_QUIET_MS, type ReclaimOutcome } from './memory-reclaim.js';
+export { keepCHeapThresholds, trimCHeap } from './malloc-trim.js';
 export * from './fs.js';
 export { WebSocketStream, WebSocketProtocolError, type WebSocketStreamOptions } from './ws-socket-stream.js';
 export { connectWebSocket, WebSocketHandshakeError, type WebSocketConnectOptions } from './ws-client.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { collectGarbage } from '../src/gc.js';
-import { trimCHeap } from '../src/malloc-trim.js';
+import { keepCHeapThresholds, trimCHeap } from '../src/malloc-trim.js';
 
 const MIB = 1024 * 1024;
 
@@ -28,4 +28,8 @@ test('trimCHeap gives back the C heap pages that freed Buffers leave between liv
   // 32 MiB were freed; most of it comes back.
   expect(before - after).toBeGreaterThan(16 * MIB);
   expect(pins.every((pin, i) => pin[0] === (i & 0xff))).toBe(true);
+});
+
+test('keepCHeapThresholds sets the mmap and trim thresholds of glibc (the addon is built here)', async () => {
+  expect(await keepCHeapThresholds()).toBe(true);
 });

@@ -1,4 +1,4 @@
-import { MemoryReclaim, RelayGarbage, type LineLogger as Logger } from '@svc/platform';
+import { MemoryReclaim, RelayGarbage, keepCHeapThresholds, type LineLogger as Logger } from '@svc/platform';
 
 const MIB = 1024 * 1024;
 const RECLAIM_MESSAGE =
@@ -10,15 +10,17 @@ const RECLAIM_MESSAGE =
  * Buffers. Once tunnels and jobs have been quiet for a few seconds, two full collections (MemoryReclaim) free
  * what was still in flight and shrink V8's heap back (its young generation grows under a burst of jobs: 1 to 4
  * MiB after 100 commands, ~3 MiB of RSS, and stays grown until a full collection), then glibc gives back the
- * free pages of the C heap, where the Buffers were.
+ * free pages of the C heap, where the Buffers were. From the first burst on glibc's malloc thresholds are kept at
+ * their defaults, so that the arenas of node's worker threads give their free memory back too.
  */
 export class AgentMemory {
   private readonly young: RelayGarbage;
   private readonly reclaim: MemoryReclaim;
   private youngCollections = 0;
   private jobs = 0;
+  private thresholdsKept = false;
 
-  constructor(log: Pick<Logger, 'debug'>) {
+  constructor(private readonly log: Pick<Logger, 'debug'>) {
     this.reclaim = new MemoryReclaim(({ pausesMs, trimMs, rssBefore, rssAfter }) => {
       // Debug: a slow steady transfer, or a job every few seconds, makes one every few seconds.
       log.debug(
@@ -43,13 +45,26 @@ export class AgentMemory {
   }
 
   /** Told the size of every chunk a tunnel connection passes on. */
-  readonly relayed = (bytes: number): void => this.young.add(bytes);
+  readonly relayed = (bytes: number): void => {
+    this.loadSeen();
+    this.young.add(bytes);
+  };
 
   /** A job has ended. */
   readonly jobEnded = (): void => {
+    this.loadSeen();
     this.jobs += 1;
     this.reclaim.afterLoad();
   };
+
+  /** The first tunnel traffic or job: glibc's thresholds are fixed now, not at start (see keepCHeapThresholds). */
+  private loadSeen(): void {
+    if (this.thresholdsKept) return;
+    this.thresholdsKept = true;
+    void keepCHeapThresholds().then((kept) =>
+      this.log.debug({ kept }, "glibc's malloc thresholds kept at 128 KiB"),
+    );
+  }
 
   stop(): void {
     this.reclaim.stop();
