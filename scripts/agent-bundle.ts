@@ -25,7 +25,7 @@ const NATIVE_PACKAGES = /^(bufferutil|@svc\/malloc-trim)$/;
  */
 const UNUSED_NATIVE_PACKAGES = /^cpu-features$/;
 const SSH2_BINDING = /^\.\/crypto\/build\/Release\/sshcrypto\.node$/;
-const SSH2_BINDING_PATH = 'ssh2/lib/protocol/crypto/build/Release/sshcrypto.node';
+const SSH2_LAZY_CRYPTO = join(ROOT, 'packages/platform/dist/ssh2-lazy-crypto.cjs');
 /** A module the agent bundle replaces with a few lines of its own, and why the agent never needs the original. */
 interface StandIn {
   module: RegExp;
@@ -93,13 +93,22 @@ function leaveOut(name: string, filters: RegExp[]): Plugin {
   };
 }
 
+/**
+ * ssh2's native binding is loaded only for a transfer: ssh2 gets the AES-GCM classes of
+ * packages/platform/src/ssh2-lazy-crypto.cts instead, which load it when the agent asks (useNativeSsh2Crypto).
+ */
+const lazySsh2Crypto: Plugin = {
+  name: 'lazy-ssh2-crypto',
+  setup(build) {
+    build.onResolve({ filter: SSH2_BINDING }, () => ({ path: SSH2_LAZY_CRYPTO }));
+  },
+};
+
 /** Loads the native addons at run time from node_modules, as the unbundled modules would. */
 const requireNativeAddons: Plugin = {
   name: 'require-native-addons',
   setup(build) {
     build.onResolve({ filter: NATIVE_PACKAGES }, (args) => ({ path: args.path, external: true }));
-    // ssh2 requires its binding by a relative path; from the bundle it is found as a path in the ssh2 package.
-    build.onResolve({ filter: SSH2_BINDING }, () => ({ path: SSH2_BINDING_PATH, external: true }));
     build.onResolve({ filter: /^ssh2\/.*\.node$/ }, (args) => ({ path: args.path, external: true }));
   },
 };
@@ -121,6 +130,7 @@ export async function bundleAgent({ outfile, nativeAddons }: BundleOptions): Pro
     target: 'node20',
     plugins: [
       standIns,
+      lazySsh2Crypto,
       leaveOut('unused-native-addons', [UNUSED_NATIVE_PACKAGES]),
       nativeAddons === 'external'
         ? requireNativeAddons

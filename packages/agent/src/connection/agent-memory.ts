@@ -1,4 +1,10 @@
-import { MemoryReclaim, RelayGarbage, keepCHeapThresholds, type LineLogger as Logger } from '@svc/platform';
+import {
+  MemoryReclaim,
+  RelayGarbage,
+  keepCHeapThresholds,
+  useNativeSsh2Crypto,
+  type LineLogger as Logger,
+} from '@svc/platform';
 
 const MIB = 1024 * 1024;
 const RECLAIM_MESSAGE =
@@ -18,7 +24,7 @@ export class AgentMemory {
   private readonly reclaim: MemoryReclaim;
   private youngCollections = 0;
   private jobs = 0;
-  private thresholdsKept = false;
+  private loadPrepared = false;
 
   constructor(private readonly log: Pick<Logger, 'debug'>) {
     this.reclaim = new MemoryReclaim(({ pausesMs, trimMs, rssBefore, rssAfter }) => {
@@ -57,12 +63,19 @@ export class AgentMemory {
     this.reclaim.afterLoad();
   };
 
-  /** The first tunnel traffic or job: glibc's thresholds are fixed now, not at start (see keepCHeapThresholds). */
+  /**
+   * The first tunnel traffic or job. Now, not at start, since an idle agent needs neither: glibc's malloc
+   * thresholds are kept (keepCHeapThresholds), and ssh2's native crypto binding is loaded (useNativeSsh2Crypto).
+   */
   private loadSeen(): void {
-    if (this.thresholdsKept) return;
-    this.thresholdsKept = true;
-    void keepCHeapThresholds().then((kept) =>
-      this.log.debug({ kept }, "glibc's malloc thresholds kept at 128 KiB"),
+    if (this.loadPrepared) return;
+    this.loadPrepared = true;
+    const nativeCrypto = useNativeSsh2Crypto();
+    void keepCHeapThresholds().then((thresholdsKept) =>
+      this.log.debug(
+        { native_crypto: nativeCrypto, malloc_thresholds_kept: thresholdsKept },
+        'ready for load',
+      ),
     );
   }
 
