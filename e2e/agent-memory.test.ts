@@ -83,6 +83,11 @@ test('after tunnel traffic stops, svc collects its garbage and logs what it gave
   // 16 MiB each way: the agent relays 32 MiB, several young-generation collections' worth.
   const data = randomBytes(16 * MIB);
   expect(await echoedBytes(port, data)).toBe(data.length);
+  // The first tunnel traffic loaded ssh2's native crypto (the ciphers switched to it mid-stream) and kept glibc's
+  // malloc thresholds; an idle agent has neither.
+  const prepared = await agent!.waitForLog('prepared for tunnel traffic and jobs');
+  expect(prepared.native_crypto).toBe(true);
+  expect(prepared.malloc_thresholds_kept).toBe(true);
   const line = await agent!.waitForLog(RECLAIMED);
   expect(line.young_collections).toBeGreaterThanOrEqual(1);
   expect(line.jobs).toBe(0);

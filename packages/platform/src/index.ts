@@ -29,7 +29,6 @@ export { SocketReadBuffer, type ChunkHandler } from './socket-read-buffer.js';
 export { RelayGarbage, RELAY_GC_BYTES } from './relay-garbage.js';
 export { MemoryReclaim, RECLAIM_QUIET_MS, type ReclaimOutcome } from './memory-reclaim.js';
 export { keepCHeapThresholds, trimCHeap } from './malloc-trim.js';
-export { useNativeSsh2Crypto } from './ssh2-lazy-crypto.cjs';
 export * from './fs.js';
 export { WebSocketStream, WebSocketProtocolError, type WebSocketStreamOptions } from './ws-socket-stream.js';
 export { connectWebSocket, WebSocketHandshakeError, type WebSocketConnectOptions } from './ws-client.js';

@@ -1,10 +1,6 @@
-import {
-  MemoryReclaim,
-  RelayGarbage,
-  keepCHeapThresholds,
-  useNativeSsh2Crypto,
-  type LineLogger as Logger,
-} from '@svc/platform';
+import { MemoryReclaim, RelayGarbage, keepCHeapThresholds, type LineLogger as Logger } from '@svc/platform';
+// Its own entry point: a CommonJS module (see there), which the test runner's TypeScript transform does not take.
+import { useNativeSsh2Crypto } from '@svc/platform/ssh2-lazy-crypto';
 
 const MIB = 1024 * 1024;
 const RECLAIM_MESSAGE =
@@ -52,13 +48,13 @@ export class AgentMemory {
 
   /** Told the size of every chunk a tunnel connection passes on. */
   readonly relayed = (bytes: number): void => {
-    this.loadSeen();
+    this.prepareForLoad();
     this.young.add(bytes);
   };
 
   /** A job has ended. */
   readonly jobEnded = (): void => {
-    this.loadSeen();
+    this.prepareForLoad();
     this.jobs += 1;
     this.reclaim.afterLoad();
   };
@@ -67,14 +63,14 @@ export class AgentMemory {
    * The first tunnel traffic or job. Now, not at start, since an idle agent needs neither: glibc's malloc
    * thresholds are kept (keepCHeapThresholds), and ssh2's native crypto binding is loaded (useNativeSsh2Crypto).
    */
-  private loadSeen(): void {
+  private prepareForLoad(): void {
     if (this.loadPrepared) return;
     this.loadPrepared = true;
     const nativeCrypto = useNativeSsh2Crypto();
     void keepCHeapThresholds().then((thresholdsKept) =>
       this.log.debug(
         { native_crypto: nativeCrypto, malloc_thresholds_kept: thresholdsKept },
-        'ready for load',
+        'prepared for tunnel traffic and jobs',
       ),
     );
   }
