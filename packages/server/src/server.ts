@@ -63,7 +63,7 @@ import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
-import { reclaimAfterLargeRuns } from './infra/memory-reclaim.js';
+import { reclaimAfterConnectBursts, reclaimAfterLargeRuns } from './infra/memory-reclaim.js';
 import { buildSecondFactor } from './second-factor.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
@@ -189,7 +189,7 @@ export async function startServer(
           trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
           rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / 2 ** 20)),
         },
-        'gave back the memory of a large multi-client run (two full garbage collections, C heap trim)',
+        'gave back the memory of a large multi-client run or a burst of agent connections (two full garbage collections, C heap trim)',
       ),
     );
     opened.memoryReclaim = memoryReclaim;
@@ -231,6 +231,7 @@ export async function startServer(
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
       jobOutput: jobWatch,
+      clientConnected: reclaimAfterConnectBursts(memoryReclaim),
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });

@@ -40,6 +40,8 @@ export interface AgentConnectionDeps {
   refusals: RefusalCounts;
   /** Counts the bytes through this node's tunnels. */
   tunnelTraffic: TunnelTraffic;
+  /** Told each time an agent's hello is accepted. */
+  clientConnected?: () => void;
   log: Logger;
 }
 
@@ -267,6 +269,7 @@ export class AgentConnection implements LiveConnection {
       { client_id: this.clientId, client_auth_id: this.authId, address: result.record.address },
       'client connected',
     );
+    this.deps.clientConnected?.();
     this.startKeepalive();
     return { server_version: settings.serverVersion, keepalive_interval_ms: settings.keepaliveIntervalMs };
   }

@@ -55,6 +55,8 @@ export interface AgentLinkOptions {
   jobResults?: JobResultSink;
   /** Told about job output as it arrives (live results). */
   jobOutput?: JobOutputListener;
+  /** Told each time an agent's hello is accepted. */
+  clientConnected?: () => void;
   log: Logger;
   tuning?: Partial<AgentLinkTuning>;
 }
@@ -98,6 +100,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     },
     ...(options.jobResults ? { jobResults: options.jobResults } : {}),
     ...(options.jobOutput ? { jobOutput: options.jobOutput } : {}),
+    ...(options.clientConnected ? { clientConnected: options.clientConnected } : {}),
     refusals,
     tunnelTraffic,
     log,

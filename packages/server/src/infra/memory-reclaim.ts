@@ -1,4 +1,4 @@
-import type { MemoryReclaim } from '@svc/platform';
+import { RECLAIM_QUIET_MS, type MemoryReclaim } from '@svc/platform';
 
 /** A run on fewer clients than this leaves too little garbage to be worth a collection. */
 export const RECLAIM_MIN_TARGETS = 500;
@@ -15,5 +15,32 @@ export function reclaimAfterLargeRuns(
 ): (targets: number) => void {
   return (targets) => {
     if (targets >= minTargets) reclaim.afterLoad();
+  };
+}
+
+/** Agents connecting within this long of each other are one burst (as MemoryReclaim waits for quiet). */
+const CONNECT_BURST_GAP_MS = RECLAIM_QUIET_MS;
+/** A burst of fewer agent connections leaves too little garbage to be worth a collection. */
+export const RECLAIM_MIN_CONNECTS = 100;
+
+/**
+ * What gives back the memory of a burst of agent connections (svcd restarted, a network coming back): each login
+ * leaves short-lived objects (the SSH handshake, the hello) that a quiet svcd would keep until V8's next major GC,
+ * which made svcd's RSS per agent read 31–43 KiB 20 s after connecting against 17 KiB after a full collection.
+ * Once `minConnects` agents have connected no more than a few seconds apart, every further one asks for a reclaim,
+ * which runs once the burst is over.
+ */
+export function reclaimAfterConnectBursts(
+  reclaim: Pick<MemoryReclaim, 'afterLoad'>,
+  minConnects = RECLAIM_MIN_CONNECTS,
+  now: () => number = Date.now,
+): () => void {
+  let burst = 0;
+  let last = -Infinity;
+  return () => {
+    const at = now();
+    burst = at - last > CONNECT_BURST_GAP_MS ? 1 : burst + 1;
+    last = at;
+    if (burst >= minConnects) reclaim.afterLoad();
   };
 }

@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
-import { reclaimAfterLargeRuns } from '../../src/infra/memory-reclaim.js';
+import { RECLAIM_QUIET_MS } from '@svc/platform';
+import { reclaimAfterConnectBursts, reclaimAfterLargeRuns } from '../../src/infra/memory-reclaim.js';
 
 test('only runs on at least the minimum number of clients ask for a reclaim', () => {
   let asked = 0;
@@ -9,5 +10,24 @@ test('only runs on at least the minimum number of clients ask for a reclaim', ()
   expect(asked).toBe(0);
   afterRun(100);
   afterRun(5000);
+  expect(asked).toBe(2);
+});
+
+test('a burst of at least the minimum number of agent connections asks for a reclaim; scattered ones do not', () => {
+  let asked = 0;
+  let clock = 0;
+  const connected = reclaimAfterConnectBursts({ afterLoad: () => (asked += 1) }, 3, () => clock);
+  // Three connections, each more than the reclaim's quiet time after the one before: no burst.
+  for (let i = 0; i < 3; i++) {
+    clock += RECLAIM_QUIET_MS + 1;
+    connected();
+  }
+  expect(asked).toBe(0);
+  // Then, after a pause, four within a second of each other: the third and the fourth ask.
+  clock += RECLAIM_QUIET_MS;
+  for (let i = 0; i < 4; i++) {
+    clock += 250;
+    connected();
+  }
   expect(asked).toBe(2);
 });
