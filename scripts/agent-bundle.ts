@@ -14,9 +14,9 @@ const AGENT_ENTRY = join(ROOT, 'packages/agent/dist/main.js');
 export const AGENT_BUNDLE = join(ROOT, 'packages/agent/dist/svc.cjs');
 
 /**
- * Native addons are optional everywhere the agent uses them: ssh2 falls back to node's crypto without its
- * sshcrypto binding, the WebSocket masking to plain JS without bufferutil, and without @svc/malloc-trim the
- * agent keeps the free pages of its C heap after load.
+ * Native addons are optional everywhere the agent uses them: AES-GCM stays on node's crypto without ssh2's
+ * sshcrypto binding (see lazySsh2Crypto), the WebSocket masking on plain JS without bufferutil, and without
+ * @svc/malloc-trim the agent keeps the free pages of its C heap after load.
  */
 const NATIVE_PACKAGES = /^(bufferutil|@svc\/malloc-trim)$/;
 /**
@@ -26,7 +26,8 @@ const NATIVE_PACKAGES = /^(bufferutil|@svc\/malloc-trim)$/;
 const UNUSED_NATIVE_PACKAGES = /^cpu-features$/;
 const SSH2_BINDING = /^\.\/crypto\/build\/Release\/sshcrypto\.node$/;
 const SSH2_LAZY_CRYPTO = join(ROOT, 'packages/platform/dist/ssh2-lazy-crypto.cjs');
-/** A module the agent bundle replaces with a few lines of its own, and why the agent never needs the original. */
+
+/** A module the agent bundle replaces with a few lines of its own (each says why the agent never needs it). */
 interface StandIn {
   module: RegExp;
   contents: string;

@@ -9,8 +9,8 @@ interface CHeapNative {
 let loading: Promise<CHeapNative | null> | undefined;
 
 /**
- * Loads @svc/malloc-trim once. null where it is not built (no compiler at install, a platform without glibc, the
- * one-file agent): then nothing here does anything.
+ * Loads @svc/malloc-trim once. null where it is not built (no compiler at install, the one-file agent): then
+ * nothing here does anything. Built against a C library other than glibc, its functions do nothing.
  */
 function loadNative(): Promise<CHeapNative | null> {
   loading ??= import('@svc/malloc-trim').then(
