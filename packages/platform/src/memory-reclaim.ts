@@ -19,6 +19,15 @@ export interface ReclaimOutcome {
   rssAfter: number;
 }
 
+/** A reclaim's outcome as log fields: pauses and trim in ms, RSS before and after in MiB. */
+export function reclaimLogFields({ pausesMs, trimMs, rssBefore, rssAfter }: ReclaimOutcome) {
+  return {
+    pauses_ms: pausesMs.map((ms) => Math.round(ms)),
+    trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
+    rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / 2 ** 20)),
+  };
+}
+
 /**
  * Gives back the memory a burst of work left behind, once the work has stopped. V8 lets its heap grow under load
  * and only shrinks it at its next major GC, which a process that has gone quiet may not run for hours, so the

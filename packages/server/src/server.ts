@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { StatusData } from '@svc/protocol';
-import { MemoryReclaim, type Logger } from '@svc/platform';
+import { MemoryReclaim, reclaimLogFields, type Logger } from '@svc/platform';
 import { Authenticator } from './core/auth/authenticator.js';
 import { LoginGuard } from './core/auth/login-guard.js';
 import { CachedSessionStore } from './core/auth/session-check-cache.js';
@@ -182,13 +182,9 @@ export async function startServer(
       ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
       : new SqlJobRepository(database);
     const jobWatch = new JobWatch();
-    const memoryReclaim = new MemoryReclaim(({ pausesMs, trimMs, rssBefore, rssAfter }) =>
+    const memoryReclaim = new MemoryReclaim((outcome) =>
       logger.info(
-        {
-          pauses_ms: pausesMs.map((ms) => Math.round(ms)),
-          trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
-          rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / 2 ** 20)),
-        },
+        reclaimLogFields(outcome),
         'gave back the memory of a large multi-client run or a burst of agent connections (two full garbage collections, C heap trim)',
       ),
     );

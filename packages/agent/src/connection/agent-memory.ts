@@ -1,8 +1,13 @@
-import { MemoryReclaim, RelayGarbage, keepCHeapThresholds, type LineLogger as Logger } from '@svc/platform';
+import {
+  MemoryReclaim,
+  RelayGarbage,
+  keepCHeapThresholds,
+  reclaimLogFields,
+  type LineLogger as Logger,
+} from '@svc/platform';
 // Its own entry point: a CommonJS module (see there), which the test runner's TypeScript transform does not take.
 import { useNativeSsh2Crypto } from '@svc/platform/ssh2-lazy-crypto';
 
-const MIB = 1024 * 1024;
 const RECLAIM_MESSAGE =
   'gave back the memory of tunnel traffic and jobs (two full garbage collections, C heap trim)';
 
@@ -23,16 +28,10 @@ export class AgentMemory {
   private loadPrepared = false;
 
   constructor(private readonly log: Pick<Logger, 'debug'>) {
-    this.reclaim = new MemoryReclaim(({ pausesMs, trimMs, rssBefore, rssAfter }) => {
+    this.reclaim = new MemoryReclaim((outcome) => {
       // Debug: a slow steady transfer, or a job every few seconds, makes one every few seconds.
       log.debug(
-        {
-          young_collections: this.youngCollections,
-          jobs: this.jobs,
-          pauses_ms: pausesMs.map((ms) => Math.round(ms)),
-          trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
-          rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / MIB)),
-        },
+        { young_collections: this.youngCollections, jobs: this.jobs, ...reclaimLogFields(outcome) },
         RECLAIM_MESSAGE,
       );
       this.youngCollections = 0;
