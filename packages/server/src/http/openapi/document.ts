@@ -80,6 +80,7 @@ function operationObject(route: DocumentedRoute): JsonObject {
     summary: op.summary,
     ...(description ? { description } : {}),
     ...(auth ? { security: auth } : {}),
+    ...(op.access ? { 'x-svc-access': op.access } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(op.body
       ? {

@@ -36,6 +36,8 @@ export interface ApiOperation {
   responses: readonly ApiResponse[];
   /** Public routes that still check credentials themselves (GET /login takes Basic only). */
   security?: 'basic';
+  /** Who may call it once authenticated: every user (default) or only members of Administrators (core checks it). */
+  access?: 'administrators';
 }
 
 declare module 'fastify' {

@@ -27,13 +27,20 @@ const OPERATIONS = {
   list: {
     tag: 'clients-auth',
     summary: 'List client credentials',
+    access: 'administrators',
     list: CLIENTS_AUTH_LIST,
     responses: [list(sparse(clientCredentialSchema))],
   },
-  get: { tag: 'clients-auth', summary: 'One client credential', responses: [data(clientCredentialSchema)] },
+  get: {
+    tag: 'clients-auth',
+    summary: 'One client credential',
+    access: 'administrators',
+    responses: [data(clientCredentialSchema)],
+  },
   create: {
     tag: 'clients-auth',
     summary: 'Add a client credential',
+    access: 'administrators',
     description: 'Administrators only, and only when [server] auth_write allows it.',
     body: createClientAuthBodySchema,
     responses: [data(clientCredentialSchema.pick({ id: true }), 201, 'Created')],
@@ -41,6 +48,7 @@ const OPERATIONS = {
   delete: {
     tag: 'clients-auth',
     summary: 'Delete a client credential',
+    access: 'administrators',
     query: [
       {
         name: 'force',

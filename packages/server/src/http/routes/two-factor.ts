@@ -37,7 +37,8 @@ const OPERATIONS = {
   },
   deleteTotp: {
     tag: 'two-factor',
-    summary: "Delete a user's authenticator-app secret (Administrators)",
+    summary: "Delete a user's authenticator-app secret",
+    access: 'administrators',
     responses: [empty(204, 'Deleted')],
   },
 } satisfies Record<string, ApiOperation>;

@@ -43,6 +43,7 @@ const OPERATIONS = {
     tag: 'users',
     summary: 'List users',
     description: ADMINS_ONLY,
+    access: 'administrators',
     list: USER_LIST,
     responses: [list(sparse(userListItemSchema))],
   },
@@ -50,6 +51,7 @@ const OPERATIONS = {
     tag: 'users',
     summary: 'Create a user',
     description: ADMINS_ONLY,
+    access: 'administrators',
     body: createUserBodySchema,
     responses: [
       data(userListItemSchema, 201, 'Created'),
@@ -60,6 +62,7 @@ const OPERATIONS = {
     tag: 'users',
     summary: 'Change a user',
     description: ADMINS_ONLY,
+    access: 'administrators',
     body: updateUserBodySchema,
     responses: [empty(204, IN_EFFECT), dataWithMeta(userListItemSchema, pendingReloadSchema, 200, PENDING)],
   },
@@ -67,6 +70,7 @@ const OPERATIONS = {
     tag: 'users',
     summary: 'Delete a user',
     description: ADMINS_ONLY,
+    access: 'administrators',
     responses: [
       empty(204, IN_EFFECT),
       dataWithMeta(userListItemSchema.pick({ username: true }), pendingReloadSchema, 200, PENDING),

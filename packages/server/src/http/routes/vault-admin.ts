@@ -13,17 +13,24 @@ const OPERATIONS = {
   },
   init: {
     tag: 'vault',
-    summary: 'Set up the vault with its password (Administrators)',
+    summary: 'Set up the vault with its password',
+    access: 'administrators',
     body: vaultInitBodySchema,
     responses: [empty(201, 'Set up and unlocked')],
   },
   unlock: {
     tag: 'vault',
-    summary: 'Unlock the vault (Administrators)',
+    summary: 'Unlock the vault',
+    access: 'administrators',
     body: vaultUnlockBodySchema,
     responses: [empty(201, 'Unlocked')],
   },
-  lock: { tag: 'vault', summary: 'Lock the vault (Administrators)', responses: [empty(204, 'Locked')] },
+  lock: {
+    tag: 'vault',
+    summary: 'Lock the vault',
+    access: 'administrators',
+    responses: [empty(204, 'Locked')],
+  },
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.9: the vault's state. Reading it is open to every user; init, unlock and lock to Administrators. */
