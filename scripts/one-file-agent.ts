@@ -34,10 +34,33 @@ export async function buildSingleExecutable(): Promise<void> {
   await rm(ONE_FILE_AGENT, { force: true });
   await copyFile(process.execPath, ONE_FILE_AGENT);
   await chmod(ONE_FILE_AGENT, 0o755);
-  await inject(ONE_FILE_AGENT, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE });
+  const seaBlob = await readFile(blob);
+  await withoutLiefNoteWarnings(() =>
+    inject(ONE_FILE_AGENT, 'NODE_SEA_BLOB', seaBlob, { sentinelFuse: SEA_FUSE }),
+  );
   await rm(blob);
   await rm(seaConfig);
 }
+
+/**
+ * postject's ELF editor (LIEF, compiled to WebAssembly) warns nine times per build that it cannot name node's
+ * `.note` sections; the sections are copied unchanged and the binary runs, so the lines say nothing to act on.
+ * Its module writes them through `console.warn` as bound when `inject` loads it: the stand-in drops only them.
+ */
+async function withoutLiefNoteWarnings<T>(work: () => Promise<T>): Promise<T> {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && LIEF_NOTE_WARNING.test(args[0])) return;
+    warn(...args);
+  };
+  try {
+    return await work();
+  } finally {
+    console.warn = warn;
+  }
+}
+
+const LIEF_NOTE_WARNING = /^warning: Can't find string offset for section name '\.note[^']*'$/;
 
 export async function buildOneFileAgent(): Promise<void> {
   // A single executable can load no native addon: the bundle leaves them out.
