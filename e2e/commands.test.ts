@@ -2,7 +2,7 @@
  * Remote execution through real processes: svcd, and svc agents that run real commands and scripts.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -155,12 +155,35 @@ describe('commands on a real agent', () => {
       `/usr/bin/touch ${marker},x`,
       `/usr/bin/true\n/usr/bin/touch ${marker}`,
       `touch ${marker}`, // not under an allowed path
+      // What runs a second command without the spec's characters:
+      `/usr/bin/echo $(/usr/bin/touch ${marker})`,
+      `/usr/bin/echo \`/usr/bin/touch ${marker}\``,
+      `/usr/bin/echo \${x:-$(/usr/bin/touch ${marker})}`,
+      `/usr/bin/echo $(( $(/usr/bin/touch ${marker}) 1 ))`,
+      `/usr/bin/true (/usr/bin/touch ${marker})`,
+      `/usr/bin/true\r/usr/bin/touch ${marker}`,
     ];
     for (const command of attempts) {
       const done = await finished('strict', await run('strict', { command }));
       expect(done.status, command).toBe('failed');
       expect(done.error, command).toMatch(/refused by the client: .*\[remote-commands\] (deny|allow)/);
       expect(done.pid, command).toBeNull();
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test('command substitution is refused with bash as the interpreter too', async () => {
+    const marker = join(dir, 'bash-marker');
+    for (const command of [
+      `/usr/bin/echo $(/usr/bin/touch ${marker})`,
+      `/usr/bin/echo \`/usr/bin/touch ${marker}\``,
+      `/usr/bin/echo $(( a[$(/usr/bin/touch ${marker})] ))`,
+    ]) {
+      const done = await finished('strict', await run('strict', { command, interpreter: 'bash' }));
+      expect(done, command).toMatchObject({ status: 'failed', pid: null });
+      expect(done.error, command).toMatch(
+        /refused by the client: .*\[remote-commands\] deny: it matches \(`/,
+      );
     }
     expect(existsSync(marker)).toBe(false);
   });
@@ -233,6 +256,23 @@ describe('scripts on a real agent', () => {
     expect(spawnFailure.status).toBe('failed');
     expect(spawnFailure.result.stdout).toBe('');
     expect(await readdir(scriptsDir())).toEqual([]);
+  });
+
+  test('a default agent runs scripts starting with #!/bin/sh and #!/bin/bash (merged /usr)', async () => {
+    // On this host /bin is /usr/bin, so /bin/sh resolves to /usr/bin/dash and /bin/bash to /usr/bin/bash.
+    expect(await realpath('/bin/sh')).toMatch(/^\/usr\/bin\//);
+    const sh = await finished(
+      'strict',
+      await run('strict', { script: base64('#!/bin/sh\necho "sh $0"\n') }, 'scripts'),
+    );
+    expect(sh).toMatchObject({ status: 'successful', exit_code: 0 });
+    expect(sh.result.stdout).toMatch(/^sh \/.*\/strict-data\/scripts\/[0-9a-f-]{36}\n$/);
+    const bash = await finished(
+      'strict',
+      await run('strict', { script: base64('#!/bin/bash\necho "bash ${BASH_VERSINFO[0]}"\n') }, 'scripts'),
+    );
+    expect(bash).toMatchObject({ status: 'successful', exit_code: 0 });
+    expect(bash.result.stdout).toMatch(/^bash \d+\n$/);
   });
 
   test('a script runs through an alias and through an absolute interpreter', async () => {

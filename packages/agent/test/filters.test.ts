@@ -28,12 +28,38 @@ describe('the default filters let single commands under the allowed folders thro
     ['double ampersand', '/usr/bin/true && /usr/bin/id'],
     ['comma', '/usr/bin/echo a,b'],
     ['newline', '/usr/bin/echo a\n/usr/bin/id'],
-  ])('a %s is denied', (_name, line) => {
+  ])("a %s is denied by the spec's expression", (_name, line) => {
     expect(checkCommandLine(line, DEFAULTS)).toEqual({
       allowed: false,
       filter: 'deny',
       detail: 'matches (\\||<|>|;|,|\\n|&)',
     });
+  });
+
+  test.each([
+    ['command substitution', '/usr/bin/echo $(/usr/bin/id -un)'],
+    ['command substitution in a parameter default', '/usr/bin/echo ${x:-$(/usr/bin/id)}'],
+    ['backticks', '/usr/bin/echo `/usr/bin/hostname`'],
+    ['arithmetic with a subscript bash evaluates', '/usr/bin/echo $((a[0]))'],
+    ['subshell', '/usr/bin/true (/usr/bin/id)'],
+    ["fish's command substitution", '/usr/bin/echo (id)'],
+    ["zsh's glob qualifier that runs code", "/usr/bin/ls *(e:'id':)"],
+    ["PowerShell's grouping", 'C:\\Windows\\System32\\whoami.exe (Remove-Item x)'],
+    ["PowerShell's array subexpression", 'C:\\Windows\\System32\\whoami.exe @(Get-Date)'],
+    ['carriage return', '/usr/bin/true\r/usr/bin/id'],
+  ])('%s is denied by the added expression', (_name, line) => {
+    expect(checkCommandLine(line, DEFAULTS)).toEqual({
+      allowed: false,
+      filter: 'deny',
+      detail: 'matches (`|\\(|\\r)',
+    });
+  });
+
+  test.each([
+    '/usr/bin/echo $HOME ${USER} ~ * "quoted words" \'single\' a\\ b',
+    '/usr/bin/echo ) ] } #comment',
+  ])('expansions that run nothing still pass: %j', (line) => {
+    expect(checkCommandLine(line, DEFAULTS)).toEqual({ allowed: true });
   });
 
   test.each([
@@ -102,6 +128,28 @@ describe('order deny, allow: a deny refuses unless an allow matches too; neither
     expect(checkCommandLine('anything; at all', filters([], [], ['deny', 'allow']))).toEqual({
       allowed: true,
     });
+  });
+});
+
+describe("other spellings of the command line (a script interpreter's resolved path)", () => {
+  const script = '/bin/sh /var/lib/svc/scripts/7f1c5a1e-1111-4222-8333-444455556666';
+  const resolved = '/usr/bin/dash /var/lib/svc/scripts/7f1c5a1e-1111-4222-8333-444455556666';
+
+  test('an allow expression matching any spelling counts', () => {
+    expect(checkCommandLine(script, DEFAULTS)).toMatchObject({ allowed: false, filter: 'allow' });
+    expect(checkCommandLine(script, DEFAULTS, [resolved])).toEqual({ allowed: true });
+  });
+
+  test('a deny expression matching any spelling counts too', () => {
+    const denyDash = filters(['.*'], ['^/usr/bin/dash '], ['allow', 'deny']);
+    expect(checkCommandLine(script, denyDash, [resolved])).toEqual({
+      allowed: false,
+      filter: 'deny',
+      detail: 'matches ^/usr/bin/dash ',
+    });
+    const denyFirst = filters(['^/bin/'], ['dash'], ['deny', 'allow']);
+    expect(checkCommandLine(script, denyFirst, [resolved])).toEqual({ allowed: true });
+    expect(checkCommandLine(resolved, denyFirst)).toMatchObject({ allowed: false, filter: 'deny' });
   });
 });
 

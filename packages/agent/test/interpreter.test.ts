@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -53,6 +53,7 @@ const host = (overrides: Partial<InterpreterHost> = {}): InterpreterHost => ({
   aliases: {},
   find: pathLookup(linked, 'linux'),
   isExecutable: isExecutableFile,
+  realPath: (path) => realpath(path).catch(() => path),
   ...overrides,
 });
 

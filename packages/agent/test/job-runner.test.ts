@@ -3,7 +3,7 @@
  * script files.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ let dataDir: string;
 /** Folders standing in for PATH entries: one without sudo, one with a stand-in sudo. */
 let noSudoDir: string;
 let standInSudoDir: string;
+/** `sh` → /usr/bin/dash, and `sh-elsewhere` → a copy of dash outside the default allow list. */
+let linksDir: string;
 const livePids = new Set<number>();
 
 beforeAll(async () => {
@@ -35,6 +37,12 @@ beforeAll(async () => {
   await mkdir(dataDir);
   await mkdir(noSudoDir);
   await mkdir(standInSudoDir);
+  linksDir = join(root, 'links');
+  await mkdir(linksDir);
+  await mkdir(join(root, 'elsewhere'));
+  await copyFile('/usr/bin/dash', join(root, 'elsewhere', 'sh'));
+  await symlink('/usr/bin/dash', join(linksDir, 'sh'));
+  await symlink(join(root, 'elsewhere', 'sh'), join(linksDir, 'sh-elsewhere'));
 });
 
 afterEach(() => {
@@ -292,7 +300,24 @@ describe('refusals: nothing runs', () => {
     const error = await refusal(scriptJob(`/usr/bin/touch ${marker}`), environment({}, onlyLocal));
     expect(error.code).toBe('refused');
     expect(error.message).toMatch(
-      /^script command line "\/usr\/bin\/sh .*\/scripts\/[0-9a-f-]{36}" is not allowed by \[remote-commands\] allow/,
+      /^script command line "\/usr\/bin\/sh .*\/scripts\/[0-9a-f-]{36}"( \(its interpreter resolves to \/\S+\))? is not allowed by \[remote-commands\] allow/,
+    );
+    expect(await scriptFiles()).toEqual([]);
+  });
+
+  test('a script whose interpreter resolves outside the allow list, naming both paths', async () => {
+    const link = join(linksDir, 'sh-elsewhere');
+    const error = await refusal(
+      scriptJob(`#!${link}\n/usr/bin/touch ${marker}\n`),
+      environment({}, settings()),
+    );
+    expect(error.code).toBe('refused');
+    const file = `${scriptsDirOf(dataDir)}/[0-9a-f-]{36}`;
+    expect(error.message).toMatch(
+      new RegExp(
+        `^script command line "${link} ${file}" \\(its interpreter resolves to ${join(root, 'elsewhere', 'sh')}\\) ` +
+          'is not allowed by \\[remote-commands\\] allow: it matches none of',
+      ),
     );
     expect(await scriptFiles()).toEqual([]);
   });
@@ -443,6 +468,20 @@ describe('scripts', () => {
       environment({}, settings()),
     );
     expect(stdout.toString()).toMatch(/^bash \d+\n$/);
+  });
+
+  test('an interpreter linked into /usr/bin passes the default filters by its resolved path', async () => {
+    const link = join(linksDir, 'sh');
+    const viaShebang = await runToEnd(
+      scriptJob(`#!${link}\necho "shebang $0"\n`),
+      environment({}, settings()),
+    );
+    expect(viaShebang.stdout.toString()).toMatch(/^shebang \/.*\/scripts\/[0-9a-f-]{36}\n$/);
+    const named = await runToEnd(
+      scriptJob('echo named\n', { interpreter: link }),
+      environment({}, settings()),
+    );
+    expect(named.stdout.toString()).toBe('named\n');
   });
 
   test('a wider scripts folder is tightened to 0700 before use', async () => {

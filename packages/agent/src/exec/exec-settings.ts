@@ -27,8 +27,14 @@ export interface ExecSettings {
 
 /** Paths under /usr/bin, /usr/local/bin and the Windows System32 folder (spec 4.7). */
 export const DEFAULT_ALLOW = ['^/usr/bin/.*', '^/usr/local/bin/.*', '^C:\\\\Windows\\\\System32\\\\.*'];
-/** A pipe, redirections, semicolon, comma, newline or ampersand: only single commands pass (spec 4.7). */
-export const DEFAULT_DENY = ['(\\||<|>|;|,|\\n|&)'];
+/**
+ * Only single commands pass. The first entry is the spec's (4.7): a pipe, redirections (and with them process
+ * substitution and here-documents), semicolon, comma (brace expansion), newline or ampersand. The second refuses
+ * what still runs a second command inside one: a backtick (command substitution), an opening parenthesis (`$(…)`,
+ * `$((…))` whose array subscripts bash evaluates, subshells, and the substitutions of fish, zsh and PowerShell,
+ * which a job may name as its interpreter) and a carriage return (a statement separator to PowerShell).
+ */
+export const DEFAULT_DENY = ['(\\||<|>|;|,|\\n|&)', '(`|\\(|\\r)'];
 export const DEFAULT_ORDER: FilterOrder = ['allow', 'deny'];
 export const DEFAULT_SEND_BACK_LIMIT = 4 * 1024 * 1024;
 /** Upper bound for send_back_limit: every kept result lives in the agent's memory until svcd has stored it. */

@@ -10,7 +10,8 @@ export type FilterVerdict =
       detail: string;
     };
 
-const first = (patterns: FilterPattern[], line: string) => patterns.find(({ regex }) => regex.test(line));
+const first = (patterns: FilterPattern[], lines: readonly string[]) =>
+  patterns.find(({ regex }) => lines.some((line) => regex.test(line)));
 const listed = (patterns: FilterPattern[]) =>
   patterns.length === 0 ? '(the list is empty)' : patterns.map((p) => p.text).join(', ');
 
@@ -18,11 +19,18 @@ const listed = (patterns: FilterPattern[]) =>
  * The `[remote-commands]` allow/deny decision for one command line (spec 4.7):
  * - order allow, deny: at least one allow must match, then any matching deny refuses; matching neither refuses;
  * - order deny, allow: a matching deny refuses unless an allow also matches; matching neither is permitted.
- * Expressions are unanchored unless they anchor themselves.
+ * Expressions are unanchored unless they anchor themselves. `otherSpellings` are the same command line written
+ * differently (a script's, with its interpreter's resolved path): an expression matching any spelling counts, for
+ * allow and for deny alike.
  */
-export function checkCommandLine(line: string, filters: CommandFilters): FilterVerdict {
-  const allow = first(filters.allow, line);
-  const deny = first(filters.deny, line);
+export function checkCommandLine(
+  line: string,
+  filters: CommandFilters,
+  otherSpellings: readonly string[] = [],
+): FilterVerdict {
+  const lines = [line, ...otherSpellings];
+  const allow = first(filters.allow, lines);
+  const deny = first(filters.deny, lines);
   if (filters.order[0] === 'allow') {
     if (!allow)
       return { allowed: false, filter: 'allow', detail: `matches none of ${listed(filters.allow)}` };

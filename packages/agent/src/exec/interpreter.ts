@@ -20,6 +20,8 @@ export interface InterpreterHost {
   /** Absolute path of a program name on PATH, or undefined. */
   find(name: string): Promise<string | undefined>;
   isExecutable(path: string): Promise<boolean>;
+  /** The path with every symlink followed; the path itself when it cannot be resolved. */
+  realPath(path: string): Promise<string>;
 }
 
 const pathFor = (platform: NodeJS.Platform) => (platform === 'win32' ? win32 : posix);

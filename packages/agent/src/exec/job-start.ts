@@ -62,7 +62,7 @@ export async function startJob(job: JobRun, env: JobEnvironment): Promise<Starte
   } else {
     scriptPath = newScriptPath(env.dataDir, scriptExtension(interpreter.kind));
     invocation = scriptInvocation(interpreter, scriptPath);
-    checkAllowed('script command line', commandLineText(invocation), settings);
+    await checkScriptAllowed(interpreter, scriptPath, env);
   }
   if (job.is_sudo) {
     const sudo = await env.findSudo();
@@ -112,12 +112,37 @@ function checkEnabled(settings: ExecSettings, isScript: boolean): void {
     throw jobErrors.disabled('remote scripts are disabled on this client ([remote-scripts] enabled = false)');
 }
 
-function checkAllowed(what: 'command' | 'script command line', line: string, settings: ExecSettings): void {
-  const verdict = checkCommandLine(line, settings.filters);
+function checkAllowed(what: string, line: string, settings: ExecSettings, resolved?: ResolvedSpelling): void {
+  const verdict = checkCommandLine(line, settings.filters, resolved ? [resolved.line] : []);
+  const note = resolved ? ` (its interpreter resolves to ${resolved.interpreter})` : '';
   if (!verdict.allowed)
     throw jobErrors.refused(
-      `${what} ${JSON.stringify(line)} is not allowed by [remote-commands] ${verdict.filter}: it ${verdict.detail}`,
+      `${what} ${JSON.stringify(line)}${note} is not allowed by [remote-commands] ${verdict.filter}: ` +
+        `it ${verdict.detail}`,
     );
+}
+
+/** A script's command line with its interpreter's resolved path. */
+interface ResolvedSpelling {
+  interpreter: string;
+  line: string;
+}
+
+/**
+ * A script's command line `<interpreter> <file>` passes the filters as written or with the interpreter's resolved
+ * path (symlinks followed): on a merged-/usr host `#!/bin/sh` is /usr/bin/dash, which the default allow accepts.
+ */
+async function checkScriptAllowed(interpreter: Interpreter, scriptPath: string, env: JobEnvironment) {
+  const line = commandLineText(scriptInvocation(interpreter, scriptPath));
+  const resolvedPath = await env.host.realPath(interpreter.path);
+  const resolved =
+    resolvedPath === interpreter.path
+      ? undefined
+      : {
+          interpreter: resolvedPath,
+          line: commandLineText(scriptInvocation({ ...interpreter, path: resolvedPath }, scriptPath)),
+        };
+  checkAllowed('script command line', line, env.settings, resolved);
 }
 
 async function workingDirectory(requested: string, agentCwd: string): Promise<string> {

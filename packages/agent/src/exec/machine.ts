@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { findOnPath, isExecutableFile } from './find-executable.js';
 import type { InterpreterHost } from './interpreter.js';
 
@@ -16,7 +17,13 @@ export function machineInterpreterHost(
   aliases: Record<string, string>,
   pathValue = process.env.PATH,
 ): InterpreterHost {
-  return { platform: process.platform, aliases, find: pathLookup(pathValue), isExecutable: isExecutableFile };
+  return {
+    platform: process.platform,
+    aliases,
+    find: pathLookup(pathValue),
+    isExecutable: isExecutableFile,
+    realPath: (path) => realpath(path).catch(() => path),
+  };
 }
 
 /**

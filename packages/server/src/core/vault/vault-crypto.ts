@@ -35,7 +35,8 @@ const KEY_WRAP_AAD = Buffer.from('svc-vault-data-key-v1');
 /** First byte of every stored value, so the format can change later. */
 const VALUE_FORMAT = 1;
 
-function deriveKey(password: string, salt: Buffer, kdf: KdfParams): Promise<Buffer> {
+/** The key-encryption key: scrypt of the NFC form of the password, 32 bytes. */
+export function deriveKey(password: string, salt: Buffer, kdf: KdfParams): Promise<Buffer> {
   const { N, r, p } = kdf;
   // The callback form runs on libuv's thread pool: the event loop stays free during the ~170 ms.
   return new Promise((resolve, reject) => {
@@ -45,8 +46,8 @@ function deriveKey(password: string, salt: Buffer, kdf: KdfParams): Promise<Buff
   });
 }
 
-function seal(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
-  const nonce = randomBytes(NONCE_BYTES);
+function seal(key: Buffer, plaintext: Buffer, aad: Buffer, nonce: Buffer): Buffer {
+  if (nonce.length !== NONCE_BYTES) throw new Error(`a nonce is ${NONCE_BYTES} bytes`);
   const cipher = createCipheriv(CIPHER, key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(aad);
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
@@ -81,10 +82,21 @@ export async function createVaultKey(
   const kek = await deriveKey(password, salt, kdf);
   const dataKey = randomBytes(KEY_BYTES);
   try {
-    return { record: { kdf, salt, wrappedKey: seal(kek, dataKey, KEY_WRAP_AAD) }, dataKey };
+    return {
+      record: { kdf, salt, wrappedKey: wrapDataKeyWithNonce(kek, dataKey, randomBytes(NONCE_BYTES)) },
+      dataKey,
+    };
   } finally {
     kek.fill(0);
   }
+}
+
+/**
+ * nonce ‖ AES-256-GCM of the data key under the key-encryption key ‖ tag. Only the known-answer tests choose the
+ * nonce; a new vault draws a random one.
+ */
+export function wrapDataKeyWithNonce(kek: Buffer, dataKey: Buffer, nonce: Buffer): Buffer {
+  return seal(kek, dataKey, KEY_WRAP_AAD, nonce);
 }
 
 /** The data key, or undefined for a wrong password. */
@@ -103,7 +115,21 @@ const entryAad = (clientId: string, key: string): Buffer =>
 
 /** The stored form of a value: base64 of format byte ‖ nonce ‖ ciphertext ‖ tag. */
 export function encryptValue(dataKey: Buffer, value: string, clientId: string, key: string): string {
-  const sealed = seal(dataKey, Buffer.from(value, 'utf8'), entryAad(clientId, key));
+  return encryptValueWithNonce(dataKey, value, clientId, key, randomBytes(NONCE_BYTES));
+}
+
+/**
+ * encryptValue with a chosen nonce, for the known-answer tests only: a nonce must never repeat under one key, so
+ * the service always calls encryptValue, which draws a fresh one.
+ */
+export function encryptValueWithNonce(
+  dataKey: Buffer,
+  value: string,
+  clientId: string,
+  key: string,
+  nonce: Buffer,
+): string {
+  const sealed = seal(dataKey, Buffer.from(value, 'utf8'), entryAad(clientId, key), nonce);
   return Buffer.concat([Buffer.of(VALUE_FORMAT), sealed]).toString('base64');
 }
 
