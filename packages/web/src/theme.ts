@@ -1,0 +1,11 @@
+import { createTheme } from '@mantine/core';
+
+/** System fonts only: the console makes no request to another origin and ships no font files. */
+export const theme = createTheme({
+  primaryColor: 'indigo',
+  defaultRadius: 'md',
+  fontFamily:
+    'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Noto Sans", "Liberation Sans", Arial, sans-serif',
+  fontFamilyMonospace: 'ui-monospace, SFMono-Regular, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+  headings: { fontWeight: '650' },
+});
