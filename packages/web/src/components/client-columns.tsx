@@ -17,7 +17,7 @@ const column = createColumnHelper<Client>();
 
 export function StateBadge({ state }: { state: Client['connection_state'] }) {
   return (
-    <Badge color={state === 'connected' ? 'teal' : 'gray'} variant="light">
+    <Badge color={state === 'connected' ? 'teal.9' : 'gray.7'} variant="filled">
       {state}
     </Badge>
   );

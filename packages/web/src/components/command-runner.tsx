@@ -87,9 +87,9 @@ export function CommandRunner({ clientId, connected }: { clientId: string; conne
       {run && (
         <Stack gap="xs" mt="md" aria-live="polite">
           <Group gap="xs">
-            {run.running && !final && <Badge color="blue">running</Badge>}
+            {run.running && !final && <Badge color="blue.8">running</Badge>}
             {final && (
-              <Badge color={final.status === 'successful' ? 'teal' : 'red'} data-testid="command-status">
+              <Badge color={final.status === 'successful' ? 'teal.9' : 'red.9'} data-testid="command-status">
                 {final.status}
               </Badge>
             )}

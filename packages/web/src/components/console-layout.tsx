@@ -53,6 +53,7 @@ export function ConsoleLayout() {
             label={page.label}
             active={page.to === '/' ? pathname === '/' : pathname.startsWith(page.to)}
             onClick={close}
+            variant="filled"
           />
         ))}
       </AppShell.Navbar>

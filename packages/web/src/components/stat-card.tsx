@@ -37,7 +37,7 @@ export function StatCard({ label, value, hint, color, loading, clients, testId }
     </>
   );
   return clients ? (
-    <CardLink withBorder padding="lg" to="/clients" search={clients} aria-label={`${label}: show them`}>
+    <CardLink withBorder padding="lg" to="/clients" search={clients}>
       {body}
     </CardLink>
   ) : (

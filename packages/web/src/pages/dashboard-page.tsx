@@ -20,10 +20,10 @@ function VaultCard() {
   const state = !vault.data
     ? undefined
     : vault.data.init === 'uninitialized'
-      ? { text: 'Not set up', color: 'gray' }
+      ? { text: 'Not set up', color: 'gray.7' }
       : vault.data.status === 'unlocked'
-        ? { text: 'Unlocked', color: 'teal' }
-        : { text: 'Locked', color: 'orange' };
+        ? { text: 'Unlocked', color: 'teal.9' }
+        : { text: 'Locked', color: 'red.9' };
   return (
     <StatCard
       label="Vault"
@@ -32,7 +32,7 @@ function VaultCard() {
         vault.error ? (
           <Text c="dimmed">{vault.error instanceof Error ? vault.error.message : 'unavailable'}</Text>
         ) : (
-          <Badge size="xl" color={state?.color} variant="light" data-testid="vault-state">
+          <Badge size="xl" color={state?.color} variant="filled" data-testid="vault-state">
             {state?.text}
           </Badge>
         )
@@ -55,7 +55,7 @@ export function DashboardPage() {
         <StatCard
           label="Connected clients"
           value={data?.clients_connected}
-          color="teal"
+          color="teal.9"
           loading={status.isPending}
           clients={{ state: 'connected' }}
           testId="clients-connected"
@@ -63,7 +63,7 @@ export function DashboardPage() {
         <StatCard
           label="Disconnected clients"
           value={data?.clients_disconnected}
-          color={data?.clients_disconnected ? 'orange' : undefined}
+          color={data?.clients_disconnected ? 'orange.9' : undefined}
           loading={status.isPending}
           clients={{ state: 'disconnected' }}
           testId="clients-disconnected"
@@ -111,7 +111,7 @@ export function DashboardPage() {
                     <Button
                       size="compact-xs"
                       variant="light"
-                      color={copied ? 'teal' : undefined}
+                      color={copied ? 'teal.9' : undefined}
                       onClick={copy}
                     >
                       {copied ? 'Copied' : 'Copy'}
