@@ -10,6 +10,8 @@ declare module '@tanstack/react-table' {
   interface ColumnMeta<TData extends RowData, TValue> {
     /** The GET /clients sort field of a sortable column. */
     sort?: ClientSortField;
+    /** A long value cut with an ellipsis (the whole value on hover). */
+    clip?: boolean;
   }
 }
 
@@ -48,8 +50,15 @@ export const CLIENT_COLUMNS = [
     meta: { sort: 'connection_state' satisfies ClientSortField },
     cell: (info) => <StateBadge state={info.getValue()} />,
   }),
-  column.accessor('os', { header: 'OS', meta: { sort: 'os' satisfies ClientSortField } }),
-  column.accessor('hostname', { header: 'Hostname', meta: { sort: 'hostname' satisfies ClientSortField } }),
+  column.accessor('os', {
+    header: 'OS',
+    meta: { sort: 'os' satisfies ClientSortField, clip: true },
+    cell: (info) => <span title={info.getValue()}>{info.getValue()}</span>,
+  }),
+  column.accessor('hostname', {
+    header: 'Hostname',
+    meta: { sort: 'hostname' satisfies ClientSortField, clip: true },
+  }),
   column.accessor('tags', {
     header: 'Tags',
     cell: (info) => (

@@ -184,7 +184,7 @@ export function ClientsPage() {
               return (
                 <Table.Tr key={row.id} data-testid="client-row" style={{ height: ROW_HEIGHT }}>
                   {row.getVisibleCells().map((cell) => (
-                    <Table.Td key={cell.id}>
+                    <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
                       {flexRender(cell.column.columnDef.cell, cell.getContext())}
                     </Table.Td>
                   ))}
@@ -231,7 +231,7 @@ export function ClientsPage() {
           <VisuallyHidden id="page-size-label">Rows per page</VisuallyHidden>
           <Select
             aria-labelledby="page-size-label"
-            w={110}
+            w={130}
             value={String(limit)}
             data={PAGE_SIZES.map((size) => ({ value: String(size), label: `${size} / page` }))}
             onChange={(value) => update({ limit: value ? Number(value) : undefined, page: undefined })}
