@@ -51,7 +51,7 @@ export function DashboardPage() {
         Dashboard
       </Title>
       {status.error && <ErrorAlert error={status.error} />}
-      <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
+      <SimpleGrid cols={{ base: 2, md: 4 }}>
         <StatCard
           label="Connected clients"
           value={data?.clients_connected}
@@ -113,6 +113,7 @@ export function DashboardPage() {
                       variant="light"
                       color={copied ? 'teal.9' : undefined}
                       onClick={copy}
+                      style={{ flexShrink: 0 }}
                     >
                       {copied ? 'Copied' : 'Copy'}
                     </Button>
