@@ -31,6 +31,8 @@ let page: Page;
 let origin: string;
 /** Every URL the page asked for, and every CSP complaint, over the whole file. */
 const requested: string[] = [];
+/** The admin's authenticator-app secret, from the enrolment at the first login. */
+let totpSecret = '';
 const cspErrors: string[] = [];
 
 async function startAgent(agent: (typeof AGENTS)[number], clientPort: number, fingerprint: string) {
@@ -139,10 +141,10 @@ describe('the web console', () => {
     await page.getByRole('textbox', { name: 'Password' }).fill(E2E_ADMIN.password);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('img', { name: /QR code/ }).waitFor();
-    const secret = (await page.getByTestId('totp-secret').textContent()) ?? '';
-    expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
+    totpSecret = (await page.getByTestId('totp-secret').textContent()) ?? '';
+    expect(totpSecret).toMatch(/^[A-Z2-7]{16,}$/);
     await awayFromStepEdge();
-    await page.getByLabel('Authenticator code').fill(totpCode(secret, currentStep()));
+    await page.getByLabel('Authenticator code').fill(totpCode(totpSecret, currentStep()));
     await page.getByRole('button', { name: 'Verify' }).click();
 
     await page.getByRole('heading', { name: 'Clients' }).waitFor();
@@ -213,6 +215,39 @@ describe('the web console', () => {
     // Nothing wider than the screen but the clients table's own scroll area.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  test('an expired session says so and returns to the same page after the next login', async () => {
+    await page.goto(`${origin}/clients?tags=db`);
+    await rowCount(1);
+    const stored = JSON.parse(String(await page.evaluate('sessionStorage.getItem("svc.session")'))) as {
+      token: string;
+    };
+    // The server forgets the token, as it does when the token's lifetime ends.
+    const revoked = await fetch(`${origin}/api/v1/logout`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${stored.token}` },
+    });
+    expect(revoked.status).toBe(204);
+    await page.getByLabel('Search').fill('data');
+    await page.getByTestId('session-expired').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/login');
+
+    await page.getByLabel('Username').fill(E2E_ADMIN.username);
+    await page.getByRole('textbox', { name: 'Password' }).fill(E2E_ADMIN.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await awayFromStepEdge();
+    // The first login used this step's code; svcd accepts the next step's, and refuses a replay.
+    await page.getByLabel('Authenticator code').fill(totpCode(totpSecret, currentStep() + 1));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Clients' }).waitFor();
+    const url = new URL(page.url());
+    expect([url.pathname, url.searchParams.get('tags'), url.searchParams.get('q')]).toEqual([
+      '/clients',
+      'db',
+      'data',
+    ]);
+    await rowCount(1);
   });
 
   test('logout ends the session and the console returns to the login page', async () => {
