@@ -277,6 +277,8 @@ describe('the svcd process', () => {
     const apiPort = await freePort();
     const dataDir = join(dir, 'qs');
     proc = startQuickstart(dataDir, apiPort);
+    const consoleLine = await proc.waitForLine((l) => l.includes('Web console:'));
+    expect(consoleLine).toContain(`http://127.0.0.1:${apiPort}/`);
     const password = await adminPasswordOf(proc);
     const svcLine = await proc.waitForLine((l) => l.includes('Connect an agent:'));
     expect(svcLine).toMatch(

@@ -63,6 +63,7 @@ import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
 import { openVaultStorage, type VaultStorage } from './storage/open-vault-storage.js';
 import { SVCD_VERSION } from './version.js';
+import { CONSOLE_BUILD_DIR, staticUiReady, type StaticUi } from './http/static-ui.js';
 import { reclaimAfterConnectBursts, reclaimAfterLargeRuns } from './infra/memory-reclaim.js';
 import { buildSecondFactor } from './second-factor.js';
 
@@ -71,6 +72,8 @@ const SESSION_PURGE_INTERVAL_MS = 3600_000;
 export interface RunningServer {
   /** Base URL of the management API, when `[api] address` is set. */
   readonly apiUrl: string | undefined;
+  /** URL of the web console (or of `[api] doc_root`'s UI), when one is served. */
+  readonly consoleUrl: string | undefined;
   /** URL of the Prometheus metrics, when `[api] metrics_address` is set. */
   readonly metricsUrl: string | undefined;
   readonly clientPort: number;
@@ -257,6 +260,7 @@ export async function startServer(
     };
 
     let apiUrl: string | undefined;
+    let consoleUrl: string | undefined;
     // Without an API there are no users to check: svcd then runs the agent listener alone (spec 1.1).
     let users: UserStore | undefined;
     let stopPendingLoginPurge: () => void = () => undefined;
@@ -291,6 +295,7 @@ export async function startServer(
         logger,
       });
       stopPendingLoginPurge = schedulePendingLoginPurge(secondFactor.login, logger);
+      const ui = staticUiOf(config.api, logger);
       const api = await buildApi({
         auth,
         secondFactor,
@@ -318,6 +323,7 @@ export async function startServer(
         multiJobs,
         wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         docs: config.api.docs,
+        ui,
         clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
           writable: config.server.auth_write,
         }),
@@ -339,11 +345,14 @@ export async function startServer(
       await api.listen({ host, port });
       const bound = api.server.address();
       const boundPort = typeof bound === 'object' && bound ? bound.port : port;
-      apiUrl = `${publicUrl(apiTls ? 'https' : 'http', host, boundPort, hostname())}/api/v1`;
+      const origin = publicUrl(apiTls ? 'https' : 'http', host, boundPort, hostname());
+      apiUrl = `${origin}/api/v1`;
+      if (ui) consoleUrl = `${origin}/`;
       logger.info(
         { url: apiUrl, user_store: users.kind, database: database.engine, ...tlsLogFields(apiTls) },
         'API listening',
       );
+      if (consoleUrl) logger.info({ url: consoleUrl, ui: ui?.kind }, 'web console served');
     } else {
       logger.info('API disabled: set [api] address to enable it');
     }
@@ -368,6 +377,7 @@ export async function startServer(
 
     return {
       apiUrl,
+      consoleUrl,
       metricsUrl,
       clientPort: opened.clients.port,
       connectUrls,
@@ -477,4 +487,21 @@ async function closeAll(opened: Opened) {
   await opened.tunnels?.closeAll();
   await opened.vault?.close();
   await opened.database.close();
+}
+
+/**
+ * `[api] doc_root`'s UI, else the web console unless `enable_web_console = false`. A console that was never built
+ * (no `npm run build` in a source checkout) is a warning, not a failed start: the API works without it.
+ */
+function staticUiOf(api: SvcdConfig['api'], logger: Logger): StaticUi | undefined {
+  if (api.doc_root) {
+    const ui: StaticUi = { root: api.doc_root, kind: 'doc_root' };
+    if (!staticUiReady(ui)) logger.warn({ doc_root: api.doc_root }, '[api] doc_root has no index.html');
+    return ui;
+  }
+  if (!api.enable_web_console) return undefined;
+  const ui: StaticUi = { root: CONSOLE_BUILD_DIR, kind: 'console' };
+  if (staticUiReady(ui)) return ui;
+  logger.warn({ dir: CONSOLE_BUILD_DIR }, 'web console not built (run npm run build); serving the API only');
+  return undefined;
 }

@@ -199,10 +199,17 @@ function userStoreText(config: SvcdConfig, configPath: string): string {
 export function quickstartBanner(
   result: QuickstartResult,
   config: SvcdConfig,
-  running: { apiUrl: string | undefined; connectUrls: string[]; fingerprint: string },
+  running: {
+    apiUrl: string | undefined;
+    consoleUrl: string | undefined;
+    connectUrls: string[];
+    fingerprint: string;
+  },
 ): string {
   const configArg = shownPath(result.configPath);
-  const lines = ['', 'svcd is running.', `  API:          ${running.apiUrl ?? '(disabled)'}`];
+  const lines = ['', 'svcd is running.'];
+  if (running.consoleUrl) lines.push(`  Web console:  ${running.consoleUrl}`);
+  lines.push(`  API:          ${running.apiUrl ?? '(disabled)'}`);
   if (result.created) {
     const { adminUser, adminPassword, clientAuth } = result.created;
     lines.push(

@@ -20,6 +20,7 @@ export function resolveConfigPaths(config: SvcdConfig, configPath: string): Svcd
       auth_file: abs(config.api.auth_file),
       cert_file: abs(config.api.cert_file),
       key_file: abs(config.api.key_file),
+      doc_root: abs(config.api.doc_root),
     },
     database:
       config.database.db_type === 'sqlite'

@@ -43,7 +43,6 @@ export const OPENRPORT_KEYS: ToleratedKeys = {
       'allow_root',
       'base_url',
       'enable_acme',
-      'doc_root',
       'access_log_file',
       'auth_group_details_table',
       'two_fa_send_timeout',

@@ -483,6 +483,17 @@ const apiSection = z
         'Serve the API documentation page at /api/v1/docs. The OpenAPI document /api/v1/openapi.json is ' +
           'served either way.',
       ),
+    enable_web_console: z
+      .boolean()
+      .default(true)
+      .describe('Serve the web console at / of the API listener (unless doc_root names another UI).'),
+    doc_root: path
+      .optional()
+      .describe(
+        "Folder of another static web UI to serve at / instead of the console (OpenRPort's key); paths " +
+          'that are no file get its index.html, so deep links work.',
+      )
+      .meta({ example: '/var/lib/svcd/ui' }),
     two_fa_token_delivery: z
       .string()
       .refine(

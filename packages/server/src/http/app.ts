@@ -16,6 +16,7 @@ import type { ApiTokensService } from '../core/api-tokens/api-tokens-service.js'
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
+import { serveStaticUi, type SpaFallback, type StaticUi } from './static-ui.js';
 import { registerJsonBody } from './json-body.js';
 import {
   apiClientErrorHandler,
@@ -69,6 +70,8 @@ export interface ApiDeps {
   wsTestPage: boolean;
   /** `[api] docs`: serve the page GET /docs (GET /openapi.json is always served). */
   docs: boolean;
+  /** The web console, or `[api] doc_root`'s UI, served at `/`; nothing there when undefined. */
+  ui?: StaticUi | undefined;
   getStatus: () => Promise<StatusData>;
   logger: FastifyBaseLogger;
   /** Log each request at debug level; off unless the level is debug, so the hooks cost nothing otherwise. */
@@ -115,7 +118,13 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // Only JSON bodies are accepted; other content types get a clear 400 instead of being read as text.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
-  registerErrorHandlers(app, new RouteMethods(app));
+  let spaFallback: SpaFallback | undefined;
+  registerErrorHandlers(
+    app,
+    new RouteMethods(app),
+    (request, reply) => spaFallback?.(request, reply) ?? false,
+  );
+  if (deps.ui) spaFallback = await serveStaticUi(app, deps.ui);
   const operations = new OperationRegistry(app);
   await app.register(
     (api, _options, done) => {

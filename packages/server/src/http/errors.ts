@@ -91,9 +91,18 @@ function routeMiss(routes: RouteMethods, method: string, path: string): { error:
   return { error, allow };
 }
 
-export function registerErrorHandlers(app: FastifyInstance, routes: RouteMethods): void {
+/**
+ * `fallback` may answer a request no route has (the web console's deep links); when it returns false the request
+ * gets the JSON 404 or 405.
+ */
+export function registerErrorHandlers(
+  app: FastifyInstance,
+  routes: RouteMethods,
+  fallback?: (request: FastifyRequest, reply: FastifyReply) => boolean,
+): void {
   app.setErrorHandler((err, request, reply) => sendAppError(request, reply, err));
   app.setNotFoundHandler((request, reply) => {
+    if (fallback?.(request, reply)) return reply;
     const { error, allow } = routeMiss(routes, request.method, request.url.split('?')[0] ?? '');
     if (allow !== undefined) void reply.header('allow', allow);
     return reply.status(STATUS_BY_KIND[error.kind]).send(errorBody(error));

@@ -27,7 +27,7 @@ describe('a config written for OpenRPort', () => {
         '[api]',
         'address = "127.0.0.1:3000"',
         'auth = "admin:foobaz-secret"',
-        'doc_root = "/var/lib/rport/docroot"',
+        'base_url = "https://rport.example.com"',
         '[monitoring]',
         'enabled = true',
         'data_storage_duration = "7d"',
@@ -39,7 +39,7 @@ describe('a config written for OpenRPort', () => {
     expect(warnings).toEqual([
       '[server] allow_root: OpenRPort setting not implemented in this version; ignored',
       '[server] run_remote_cmd_timeout_sec: OpenRPort setting not implemented in this version; ignored',
-      '[api] doc_root: OpenRPort setting not implemented in this version; ignored',
+      '[api] base_url: OpenRPort setting not implemented in this version; ignored',
       '[monitoring]: OpenRPort setting not implemented in this version; ignored',
     ]);
   });

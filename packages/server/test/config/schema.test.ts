@@ -53,6 +53,7 @@ describe('good configs', () => {
         max_token_lifetime: 90 * 86_400_000,
         enable_ws_test_endpoints: false,
         docs: true,
+        enable_web_console: true,
         two_fa_token_ttl_seconds: 600,
         two_fa_send_to_type: 'none',
         totp_enabled: false,

@@ -1,0 +1,79 @@
+import { Badge, Group, Text } from '@mantine/core';
+import { createColumnHelper, type RowData } from '@tanstack/react-table';
+import type { Client } from '../api/types.js';
+import type { ClientSortField } from '../lib/client-filters.js';
+import { AnchorLink } from './links.js';
+import { TimeAgo } from './time-ago.js';
+
+declare module '@tanstack/react-table' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the library's declaration has both parameters
+  interface ColumnMeta<TData extends RowData, TValue> {
+    /** The GET /clients sort field of a sortable column. */
+    sort?: ClientSortField;
+    /** A long value cut with an ellipsis (the whole value on hover). */
+    clip?: boolean;
+  }
+}
+
+const column = createColumnHelper<Client>();
+
+export function StateBadge({ state }: { state: Client['connection_state'] }) {
+  return (
+    <Badge color={state === 'connected' ? 'teal.9' : 'gray.7'} variant="filled">
+      {state}
+    </Badge>
+  );
+}
+
+/** The columns of the clients list; `meta.sort` names the API's sort field where the column sorts. */
+export const CLIENT_COLUMNS = [
+  column.accessor('name', {
+    header: 'Name',
+    meta: { sort: 'name' satisfies ClientSortField },
+    cell: (info) => (
+      <AnchorLink to="/clients/$clientId" params={{ clientId: info.row.original.id }} fw={600}>
+        {info.getValue() || info.row.original.id}
+      </AnchorLink>
+    ),
+  }),
+  column.accessor('id', {
+    header: 'ID',
+    meta: { sort: 'id' satisfies ClientSortField },
+    cell: (info) => (
+      <Text size="sm" ff="monospace">
+        {info.getValue()}
+      </Text>
+    ),
+  }),
+  column.accessor('connection_state', {
+    header: 'State',
+    meta: { sort: 'connection_state' satisfies ClientSortField },
+    cell: (info) => <StateBadge state={info.getValue()} />,
+  }),
+  column.accessor('os', {
+    header: 'OS',
+    meta: { sort: 'os' satisfies ClientSortField, clip: true },
+    cell: (info) => <span title={info.getValue()}>{info.getValue()}</span>,
+  }),
+  column.accessor('hostname', {
+    header: 'Hostname',
+    meta: { sort: 'hostname' satisfies ClientSortField, clip: true },
+  }),
+  column.accessor('tags', {
+    header: 'Tags',
+    cell: (info) => (
+      <Group gap={4} wrap="nowrap">
+        {info.getValue().map((tag) => (
+          <Badge key={tag} size="sm" variant="outline">
+            {tag}
+          </Badge>
+        ))}
+      </Group>
+    ),
+  }),
+  column.accessor('version', { header: 'Agent', meta: { sort: 'version' satisfies ClientSortField } }),
+  column.accessor('connected_at', {
+    header: 'Connected',
+    cell: (info) => <TimeAgo iso={info.getValue()} />,
+  }),
+];

@@ -1,0 +1,244 @@
+import {
+  Badge,
+  Button,
+  Group,
+  Loader,
+  Pagination,
+  SegmentedControl,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+  VisuallyHidden,
+} from '@mantine/core';
+import { useDebouncedCallback } from '@mantine/hooks';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { getRouteApi } from '@tanstack/react-router';
+import { flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useRef, useState } from 'react';
+import { clientListQueryOptions } from '../api/queries.js';
+import { CLIENT_COLUMNS } from '../components/client-columns.js';
+import { ErrorAlert } from '../components/error-alert.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  isFiltered,
+  nextSort,
+  PAGE_SIZES,
+  type ClientSearch,
+} from '../lib/client-filters.js';
+
+const route = getRouteApi('/console/clients');
+const ROW_HEIGHT = 45;
+
+function SortMark({ sort, field }: { sort: string; field: string }) {
+  if (sort === field) return <span aria-hidden="true">▲</span>;
+  if (sort === `-${field}`) return <span aria-hidden="true">▼</span>;
+  return null;
+}
+
+function Filters({
+  search,
+  update,
+}: {
+  search: ClientSearch;
+  update: (next: Partial<ClientSearch>) => void;
+}) {
+  const [text, setText] = useState(search.q ?? '');
+  const [tags, setTags] = useState(search.tags ?? '');
+  const pushText = useDebouncedCallback((q: string) => update({ q: q || undefined, page: undefined }), 250);
+  const pushTags = useDebouncedCallback(
+    (t: string) => update({ tags: t || undefined, page: undefined }),
+    250,
+  );
+  return (
+    <Group align="end" gap="sm">
+      <TextInput
+        label="Search"
+        placeholder="name, id, address, os…"
+        value={text}
+        onChange={(e) => {
+          setText(e.currentTarget.value);
+          pushText(e.currentTarget.value.trim());
+        }}
+        w={{ base: '100%', xs: 260 }}
+        type="search"
+      />
+      <TextInput
+        label="Tags"
+        placeholder="web,db"
+        value={tags}
+        onChange={(e) => {
+          setTags(e.currentTarget.value);
+          pushTags(e.currentTarget.value.trim());
+        }}
+        w={{ base: '100%', xs: 160 }}
+      />
+      <Stack gap={4}>
+        <Text size="sm" fw={500} id="state-filter-label">
+          State
+        </Text>
+        <SegmentedControl
+          aria-labelledby="state-filter-label"
+          value={search.state ?? 'all'}
+          onChange={(value) => update({ state: value === 'all' ? undefined : value, page: undefined })}
+          data={[
+            { value: 'all', label: 'All' },
+            { value: 'connected', label: 'Connected' },
+            { value: 'disconnected', label: 'Disconnected' },
+          ]}
+        />
+      </Stack>
+    </Group>
+  );
+}
+
+export function ClientsPage() {
+  const search = route.useSearch();
+  const navigate = route.useNavigate();
+  const update = (next: Partial<ClientSearch>) =>
+    void navigate({ search: (prev) => ({ ...prev, ...next }), replace: true });
+  const list = useQuery({ ...clientListQueryOptions(search), placeholderData: keepPreviousData });
+  const rows = list.data?.data ?? [];
+  const count = list.data?.meta.count ?? 0;
+  const limit = search.limit ?? DEFAULT_PAGE_SIZE;
+  const pages = Math.max(1, Math.ceil(count / limit));
+  const sort = search.sort ?? 'name';
+
+  const table = useReactTable({
+    data: rows,
+    columns: CLIENT_COLUMNS,
+    getCoreRowModel: getCoreRowModel(),
+    manualSorting: true,
+    manualPagination: true,
+    getRowId: (row) => row.id,
+  });
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+  });
+  const items = virtualizer.getVirtualItems();
+  const padTop = items[0]?.start ?? 0;
+  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
+  const tableRows = table.getRowModel().rows;
+
+  return (
+    <Stack>
+      <Group justify="space-between" align="center">
+        <Title order={1} size="h2">
+          Clients
+        </Title>
+        <Group gap="xs">
+          {list.isFetching && <Loader size="xs" aria-label="Loading" />}
+          <Badge variant="light" size="lg" data-testid="clients-count">
+            {count} {count === 1 ? 'client' : 'clients'}
+          </Badge>
+        </Group>
+      </Group>
+      <Filters search={search} update={update} />
+      {list.error && <ErrorAlert error={list.error} />}
+      <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Clients list">
+        <Table className="clients-table" striped highlightOnHover verticalSpacing="xs" miw={900}>
+          <Table.Thead>
+            {table.getHeaderGroups().map((group) => (
+              <Table.Tr key={group.id}>
+                {group.headers.map((header) => {
+                  const field = header.column.columnDef.meta?.sort;
+                  const label = flexRender(header.column.columnDef.header, header.getContext());
+                  const direction =
+                    sort === field ? 'ascending' : sort === `-${field}` ? 'descending' : undefined;
+                  return (
+                    <Table.Th key={header.id} aria-sort={direction}>
+                      {field ? (
+                        <button
+                          type="button"
+                          className="sort-button"
+                          onClick={() => update({ sort: nextSort(search.sort, field), page: undefined })}
+                        >
+                          {label}
+                          <SortMark sort={sort} field={field} />
+                        </button>
+                      ) : (
+                        label
+                      )}
+                    </Table.Th>
+                  );
+                })}
+              </Table.Tr>
+            ))}
+          </Table.Thead>
+          <Table.Tbody>
+            {padTop > 0 && (
+              <tr aria-hidden="true">
+                <td style={{ height: padTop, padding: 0 }} colSpan={CLIENT_COLUMNS.length} />
+              </tr>
+            )}
+            {items.map((item) => {
+              const row = tableRows[item.index];
+              if (!row) return null;
+              return (
+                <Table.Tr key={row.id} data-testid="client-row" style={{ height: ROW_HEIGHT }}>
+                  {row.getVisibleCells().map((cell) => (
+                    <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
+                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    </Table.Td>
+                  ))}
+                </Table.Tr>
+              );
+            })}
+            {padBottom > 0 && (
+              <tr aria-hidden="true">
+                <td style={{ height: padBottom, padding: 0 }} colSpan={CLIENT_COLUMNS.length} />
+              </tr>
+            )}
+          </Table.Tbody>
+        </Table>
+        {list.isSuccess && rows.length === 0 && (
+          <Stack align="center" p="xl" gap="xs" data-testid="clients-empty">
+            {isFiltered(search) ? (
+              <>
+                <Text fw={600}>No client matches these filters.</Text>
+                <Button variant="light" onClick={() => void navigate({ search: {}, replace: true })}>
+                  Clear the filters
+                </Button>
+              </>
+            ) : (
+              <>
+                <Text fw={600}>No client has connected yet.</Text>
+                <Text c="dimmed" size="sm">
+                  Start an agent with `svc --auth id:password --fingerprint … ws://this-server:port`; the
+                  dashboard shows the fingerprint and the address.
+                </Text>
+              </>
+            )}
+          </Stack>
+        )}
+      </div>
+      <Group justify="space-between">
+        <Pagination
+          total={pages}
+          value={search.page ?? 1}
+          onChange={(page) => update({ page: page > 1 ? page : undefined })}
+          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
+          getItemProps={(page) => ({ 'aria-label': `Page ${page}` })}
+        />
+        <Group gap="xs">
+          <VisuallyHidden id="page-size-label">Rows per page</VisuallyHidden>
+          <Select
+            aria-labelledby="page-size-label"
+            w={130}
+            value={String(limit)}
+            data={PAGE_SIZES.map((size) => ({ value: String(size), label: `${size} / page` }))}
+            onChange={(value) => update({ limit: value ? Number(value) : undefined, page: undefined })}
+            allowDeselect={false}
+          />
+        </Group>
+      </Group>
+    </Stack>
+  );
+}

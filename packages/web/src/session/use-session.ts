@@ -1,0 +1,6 @@
+import { useSyncExternalStore } from 'react';
+import { session, type Session } from './session.js';
+
+export function useSession(): Session | undefined {
+  return useSyncExternalStore(session.subscribe, session.get);
+}
