@@ -9,19 +9,22 @@ import type { Clock } from '../auth/ports.js';
 import { libraryErrors } from './library-errors.js';
 import type { LibraryScriptRepository } from './ports.js';
 
+type OwnFields = Pick<LibraryScript, 'id' | 'created_by' | 'created_at' | 'updated_by' | 'updated_at'>;
+
 /** A script with its fields in the order the API shows them. */
-const withFields = (
-  own: Pick<LibraryScript, 'id' | 'created_by' | 'created_at'>,
-  body: ReplaceLibraryScriptBody,
-): LibraryScript => ({
+const withFields = (own: OwnFields, body: ReplaceLibraryScriptBody): LibraryScript => ({
   id: own.id,
   name: body.name,
   interpreter: body.interpreter,
   is_sudo: body.is_sudo,
   cwd: body.cwd,
   script: body.script,
+  tags: body.tags,
+  timeout_sec: body.timeout_sec,
   created_by: own.created_by,
   created_at: own.created_at,
+  updated_by: own.updated_by,
+  updated_at: own.updated_at,
 });
 
 /** The script library (spec 4.4): scripts kept by name for any authenticated user. */
@@ -32,8 +35,9 @@ export class LibraryService {
   ) {}
 
   async create(body: CreateLibraryScriptBody, createdBy: string): Promise<LibraryScript> {
+    const now = this.clock.now().toISOString();
     const script = withFields(
-      { id: randomUUID(), created_by: createdBy, created_at: this.clock.now().toISOString() },
+      { id: randomUUID(), created_by: createdBy, created_at: now, updated_by: createdBy, updated_at: now },
       body,
     );
     await this.repository.insert(script);
@@ -46,10 +50,13 @@ export class LibraryService {
     return script;
   }
 
-  /** A full replacement; id, created_by and created_at stay. */
-  async replace(id: string, body: ReplaceLibraryScriptBody): Promise<LibraryScript> {
+  /** A full replacement; id, created_by and created_at stay, updated_* become the caller and now. */
+  async replace(id: string, body: ReplaceLibraryScriptBody, updatedBy: string): Promise<LibraryScript> {
     const current = await this.get(id);
-    const next = withFields(current, body);
+    const next = withFields(
+      { ...current, updated_by: updatedBy, updated_at: this.clock.now().toISOString() },
+      body,
+    );
     // Deleted in between: as unknown as if it had gone first.
     if (!(await this.repository.replace(next))) throw libraryErrors.scriptNotFound(id);
     return next;
