@@ -133,11 +133,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       clientRoutes(api, deps.clients);
       clientGroupRoutes(api, deps.clientGroups);
       tunnelRoutes(api, deps.tunnels);
-      commandRoutes(api, deps.jobs);
+      commandRoutes(api, deps.jobs, deps.library);
       libraryRoutes(api, deps.library);
       vaultAdminRoutes(api, deps.vault);
       vaultRoutes(api, deps.vault);
-      multiCommandRoutes(api, deps.multiJobs);
+      multiCommandRoutes(api, deps.multiJobs, deps.library);
       if (deps.wsTestPage) wsTestPageRoutes(api);
       openApiRoutes(api, operations, { docs: deps.docs });
       done();
@@ -148,7 +148,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
-      multiScriptRoute(api, deps.multiJobs);
+      multiScriptRoute(api, deps.multiJobs, deps.library);
       done();
     },
     { prefix: '/api' },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   CreateLibraryScriptBody,
+  LibraryRunRequest,
   LibraryScript,
   ListQuery,
   ReplaceLibraryScriptBody,
@@ -8,6 +9,15 @@ import type {
 import type { Clock } from '../auth/ports.js';
 import { libraryErrors } from './library-errors.js';
 import type { LibraryScriptRepository } from './ports.js';
+
+/** A library script ready to run: the fields of a script run request. */
+export interface LibraryRun {
+  script: string;
+  interpreter: string;
+  is_sudo: boolean;
+  cwd: string;
+  timeout_sec: number;
+}
 
 type OwnFields = Pick<LibraryScript, 'id' | 'created_by' | 'created_at' | 'updated_by' | 'updated_at'>;
 
@@ -60,6 +70,22 @@ export class LibraryService {
     // Deleted in between: as unknown as if it had gone first.
     if (!(await this.repository.replace(next))) throw libraryErrors.scriptNotFound(id);
     return next;
+  }
+
+  /**
+   * What running the library script `script_id` takes: its text as base64 (as a `script` field carries it) and
+   * its own options, each overridden by the one the request gave.
+   */
+  async runOf(request: LibraryRunRequest): Promise<LibraryRun> {
+    const stored = await this.repository.get(request.script_id);
+    if (!stored) throw libraryErrors.unknownScriptId(request.script_id);
+    return {
+      script: Buffer.from(stored.script, 'utf8').toString('base64'),
+      interpreter: request.interpreter ?? stored.interpreter,
+      is_sudo: request.is_sudo ?? stored.is_sudo,
+      cwd: request.cwd ?? stored.cwd,
+      timeout_sec: request.timeout_sec ?? stored.timeout_sec,
+    };
   }
 
   async delete(id: string): Promise<void> {
