@@ -287,5 +287,11 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
     expect(plain.json.data[0]).not.toHaveProperty('groups');
     const single = await t.api.get('/clients/web-1?fields[clients]=id,groups', { auth: AUTH });
     expect(single.json.data.groups).toEqual(expect.arrayContaining(['f-cologne', 'f-web']));
+    // One client shows its groups without being asked, as OpenRPort does; fields[clients] can still leave them out.
+    const whole = await t.api.get('/clients/Web-2', { auth: AUTH });
+    expect(whole.json.data).toMatchObject({ id: 'Web-2', connection_state: expect.any(String) });
+    expect(whole.json.data.groups.filter((g: string) => g.startsWith('f-'))).toEqual(['f-web']);
+    const without = await t.api.get('/clients/Web-2?fields[clients]=id', { auth: AUTH });
+    expect(without.json).toEqual({ data: { id: 'Web-2' } });
   });
 });
