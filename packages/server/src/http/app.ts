@@ -17,6 +17,7 @@ import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { registerJsonBody } from './json-body.js';
+import { refuseConnectMethod } from './connect-method.js';
 import {
   apiClientErrorHandler,
   limitConnections,
@@ -104,6 +105,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     },
   });
   limitConnections(app, limits.maxConnections);
+  refuseConnectMethod(app.server);
   // A failed TLS handshake (wrong protocol, certificate refused by the peer, too slow) never reaches Fastify.
   app.server.on('tlsClientError', (err: Error & { code?: string }, socket: { remoteAddress?: string }) => {
     deps.logger.debug({ ip: socket.remoteAddress, cause: err.code ?? err.message }, 'TLS handshake failed');
@@ -115,7 +117,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // Only JSON bodies are accepted; other content types get a clear 400 instead of being read as text.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
-  registerErrorHandlers(app, new RouteMethods(app));
+  registerErrorHandlers(app, new RouteMethods(app), API_PREFIX);
   const operations = new OperationRegistry(app);
   await app.register(
     (api, _options, done) => {
