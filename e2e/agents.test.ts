@@ -218,6 +218,30 @@ describe('svcd with three real svc agents', () => {
     expect((await clients()).map((c) => c.id)).toEqual(['a-1', 'b-1', 'c-1']);
   });
 
+  test('the same agent line twice on one host: the second says it needs its own --data-dir or --id, and retries', async () => {
+    const refusedTwice = (line: string) => /already connected/.test(String(parseLog(line)?.msg));
+    const twin = agent([
+      ...['--auth', 'agent-a:password-a-1', '--id', 'a-1', '--name', 'alpha'],
+      ...['--fingerprint', fingerprint, '--data-dir', join(dir, 'a'), clientUrl],
+    ]);
+    extra.push(twin);
+    const first = parseLog(await twin.waitForLine(refusedTwice));
+    expect(first).toMatchObject({ level: 'error' });
+    expect(String(first?.msg)).toContain(
+      `A second svc on one host needs its own --data-dir (this one uses ${join(dir, 'a')}`,
+    );
+    expect(String(first?.msg)).toContain('or its own --id');
+    // It keeps trying (backoff): a second refusal follows, and the process has not exited.
+    await twin.waitForLine(
+      (line) => refusedTwice(line) && line !== twin.stdoutLines.find(refusedTwice),
+      20_000,
+    );
+    expect(twin.child.exitCode).toBeNull();
+    await twin.stop();
+    const a = (await clients()).find((c) => c.id === 'a-1');
+    expect(a?.connection_state).toBe('connected');
+  }, 40_000);
+
   test('after kill -9 and a restart of svcd every agent comes back by itself, records intact', async () => {
     svcd!.child.kill('SIGKILL');
     await svcd!.exited;

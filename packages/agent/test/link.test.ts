@@ -135,7 +135,7 @@ test('a second agent with the same client id is refused as already connected', a
     await second.run();
     const refused = lines.find((line) => line.level === 50);
     expect(refused?.msg).toMatch(
-      /svcd refused client id "agent-twice": a client with this id is already connected/,
+      /^svcd refused client id "agent-twice": another agent with this id is connected \(svcd: client 'agent-twice' is already connected\)\. A second svc on one host needs its own --data-dir \(this one uses .+\) or its own --id; .*; retrying in /,
     );
     expect(svcd.server.clients.connection('agent-twice')?.sessionId).toBe(first.sessionId);
   } finally {

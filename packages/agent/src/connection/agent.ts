@@ -190,11 +190,7 @@ export class Agent {
     } catch (err) {
       session.stop();
       if (err instanceof ControlError && err.code === CONTROL_ERRORS.alreadyConnected)
-        return {
-          connected: false,
-          kind: 'refused',
-          message: `svcd refused client id "${clientId}": a client with this id is already connected (${err.message})`,
-        };
+        return { connected: false, kind: 'refused', message: this.idInUse(err.message) };
       const message = err instanceof Error ? err.message : String(err);
       return { connected: false, kind: 'protocol', message: `svcd did not accept hello: ${message}` };
     }
@@ -210,6 +206,20 @@ export class Agent {
     link.destroy();
     this.log.warn({ server, reason }, `disconnected from svcd: ${reason}`);
     return { connected: true };
+  }
+
+  /**
+   * svcd holds this client id for another connection. It cannot tell a second agent from this agent's own earlier
+   * connection that it has not yet noticed is dead (after a crash or kill -9, until its keepalive times out), so
+   * the agent keeps retrying with its backoff rather than exiting, and says what to change if it is the former.
+   */
+  private idInUse(reason: string): string {
+    const { clientId, dataDir } = this.options;
+    return (
+      `svcd refused client id "${clientId}": another agent with this id is connected (svcd: ${reason}). ` +
+      `A second svc on one host needs its own --data-dir (this one uses ${dataDir}, where a generated id is kept) ` +
+      `or its own --id; if this agent has just restarted, svcd frees the id once it notices the old connection is gone`
+    );
   }
 
   private newSession(link: Link): ControlSession {

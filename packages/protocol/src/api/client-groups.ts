@@ -6,6 +6,7 @@
  * `label` is accepted as another spelling of `labels` and stored and returned as `labels`.
  */
 import { z } from 'zod';
+import { unknownKeyHints } from './key-hints.js';
 
 export const CLIENT_GROUP_ID_MAX = 100;
 export const CLIENT_GROUP_PATTERN_MAX = 256;
@@ -85,23 +86,26 @@ export type ClientGroupParamValue = z.output<typeof plainValue>;
 export type ClientGroupParams = Record<ClientGroupParamKey, ClientGroupParamValue>;
 
 export const clientGroupParamsSchema = z
-  .strictObject({
-    client_id: plainValue,
-    name: plainValue,
-    os: plainValue,
-    os_arch: plainValue,
-    os_family: plainValue,
-    os_kernel: plainValue,
-    hostname: plainValue,
-    ipv4: plainValue,
-    ipv6: plainValue,
-    tag: plainValue,
-    version: plainValue,
-    address: plainValue,
-    client_auth_id: plainValue,
-    labels: labelValue,
-    label: labelValue,
-  })
+  .strictObject(
+    {
+      client_id: plainValue,
+      name: plainValue,
+      os: plainValue,
+      os_arch: plainValue,
+      os_family: plainValue,
+      os_kernel: plainValue,
+      hostname: plainValue,
+      ipv4: plainValue,
+      ipv6: plainValue,
+      tag: plainValue,
+      version: plainValue,
+      address: plainValue,
+      client_auth_id: plainValue,
+      labels: labelValue,
+      label: labelValue,
+    },
+    { error: unknownKeyHints([...CLIENT_GROUP_PARAM_KEYS, 'label']) },
+  )
   .superRefine((p, ctx) => {
     if (p.labels !== null && p.label !== null) {
       ctx.addIssue({

@@ -22,5 +22,8 @@ export const clientSchema = z.object({
 });
 export type ClientData = z.infer<typeof clientSchema>;
 
-/** GET /clients and /clients/{id} items: `groups` (ids of the client's groups) only when fields[clients] asks. */
+/** GET /clients items: `groups` (ids of the client's groups) only when fields[clients] asks. */
 export const listedClientSchema = clientSchema.extend({ groups: z.array(z.string()).optional() });
+
+/** GET /clients/{id}: every field, `groups` included (as OpenRPort), unless fields[clients] picks some. */
+export const clientItemSchema = clientSchema.extend({ groups: z.array(z.string()) });

@@ -29,19 +29,57 @@ export const scriptTextSchema = z
     `the decoded script must be at most ${MAX_SCRIPT_BYTES} bytes`,
   );
 
+/** A path or name handed to the agent's process spawn, which cannot take a NUL byte. */
+const spawnText = z
+  .string()
+  .max(4096)
+  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+const runOptionSchemas = {
+  timeout_sec: z.int().min(1).max(MAX_JOB_TIMEOUT_SEC),
+  cwd: spawnText,
+  is_sudo: z.boolean(),
+  interpreter: spawnText,
+};
+
 /** What running something on a client takes besides the command or script. */
 export const runOptions = {
-  timeout_sec: z.int().min(1).max(MAX_JOB_TIMEOUT_SEC).default(DEFAULT_JOB_TIMEOUT_SEC),
-  cwd: z.string().max(4096).default(''),
-  is_sudo: z.boolean().default(false),
-  interpreter: z.string().max(4096).default(''),
+  timeout_sec: runOptionSchemas.timeout_sec.default(DEFAULT_JOB_TIMEOUT_SEC),
+  cwd: runOptionSchemas.cwd.default(''),
+  is_sudo: runOptionSchemas.is_sudo.default(false),
+  interpreter: runOptionSchemas.interpreter.default(''),
 };
+
+/**
+ * Running a library script by its id instead of sending `script`: the options left out are the library script's
+ * own (its interpreter, is_sudo, cwd and timeout_sec).
+ */
+export const libraryRunOptions = {
+  script_id: z.string().min(1, 'give the id of a library script (GET /library/scripts lists them)').max(100),
+  timeout_sec: runOptionSchemas.timeout_sec.optional(),
+  cwd: runOptionSchemas.cwd.optional(),
+  is_sudo: runOptionSchemas.is_sudo.optional(),
+  interpreter: runOptionSchemas.interpreter.optional(),
+};
+
+/** The run options a request by script_id gave; the rest come from the library script. */
+export interface LibraryRunRequest {
+  script_id: string;
+  timeout_sec?: number | undefined;
+  cwd?: string | undefined;
+  is_sudo?: boolean | undefined;
+  interpreter?: string | undefined;
+}
 
 export const commandBodySchema = z.strictObject({ command: commandTextSchema, ...runOptions });
 export type CommandBody = z.output<typeof commandBodySchema>;
 
 export const scriptBodySchema = z.strictObject({ script: scriptTextSchema, ...runOptions });
 export type ScriptBody = z.output<typeof scriptBodySchema>;
+
+/** POST /clients/{id}/scripts with `script_id`: a library script, run as it is stored. */
+export const libraryScriptRunBodySchema = z.strictObject(libraryRunOptions);
+export type LibraryScriptRunBody = z.output<typeof libraryScriptRunBodySchema>;
 
 export const jobStatusSchema = z.enum(JOB_STATUSES);
 

@@ -3,7 +3,7 @@
  * the one request message of the /ws/commands and /ws/scripts sockets) and the multi-client job as GET returns it.
  */
 import { z } from 'zod';
-import { commandTextSchema, jobSchema, runOptions, scriptTextSchema } from './jobs.js';
+import { commandTextSchema, jobSchema, libraryRunOptions, runOptions, scriptTextSchema } from './jobs.js';
 
 const operatorSchema = z
   .string()
@@ -74,6 +74,12 @@ export const multiScriptBodySchema = z
   .strictObject({ script: scriptTextSchema, ...runOptions, ...multiShape })
   .superRefine(checkTargeting);
 export type MultiScriptBody = z.output<typeof multiScriptBodySchema>;
+
+/** POST /scripts with `script_id` instead of `script`: a library script on many clients. */
+export const multiLibraryScriptRunBodySchema = z
+  .strictObject({ ...libraryRunOptions, ...multiShape })
+  .superRefine(checkTargeting);
+export type MultiLibraryScriptRunBody = z.output<typeof multiLibraryScriptRunBodySchema>;
 
 /**
  * OpenRPort's command-line client sends both `command` and `script` (the unused one as ""), and 0 or nothing

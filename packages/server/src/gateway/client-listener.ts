@@ -141,6 +141,11 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     log.debug({ ip: socket.remoteAddress, cause: err.code ?? err.message }, 'agent TLS handshake failed');
   });
   capConnections(server, options.maxConnections, () => refusals.overCap(options.maxConnections));
+  // Without a listener Node resets a CONNECT request; it gets the same answer as any other plain request.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', destroySocket);
+    refuse(socket, req.socket.remoteAddress, UPGRADE_REQUIRED);
+  });
 
   const admit = (req: IncomingMessage, socket: Socket, head: Buffer, release: () => void) => {
     const stream = acceptUpgrade(

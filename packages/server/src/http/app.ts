@@ -18,6 +18,7 @@ import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { serveStaticUi, type SpaFallback, type StaticUi } from './static-ui.js';
 import { registerJsonBody } from './json-body.js';
+import { refuseConnectMethod } from './connect-method.js';
 import {
   apiClientErrorHandler,
   limitConnections,
@@ -107,6 +108,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     },
   });
   limitConnections(app, limits.maxConnections);
+  refuseConnectMethod(app.server);
   // A failed TLS handshake (wrong protocol, certificate refused by the peer, too slow) never reaches Fastify.
   app.server.on('tlsClientError', (err: Error & { code?: string }, socket: { remoteAddress?: string }) => {
     deps.logger.debug({ ip: socket.remoteAddress, cause: err.code ?? err.message }, 'TLS handshake failed');
@@ -122,6 +124,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   registerErrorHandlers(
     app,
     new RouteMethods(app),
+    API_PREFIX,
     (request, reply) => spaFallback?.(request, reply) ?? false,
   );
   if (deps.ui) spaFallback = await serveStaticUi(app, deps.ui);
@@ -142,11 +145,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       clientRoutes(api, deps.clients);
       clientGroupRoutes(api, deps.clientGroups);
       tunnelRoutes(api, deps.tunnels);
-      commandRoutes(api, deps.jobs);
+      commandRoutes(api, deps.jobs, deps.library);
       libraryRoutes(api, deps.library);
       vaultAdminRoutes(api, deps.vault);
       vaultRoutes(api, deps.vault);
-      multiCommandRoutes(api, deps.multiJobs);
+      multiCommandRoutes(api, deps.multiJobs, deps.library);
       if (deps.wsTestPage) wsTestPageRoutes(api);
       openApiRoutes(api, operations, { docs: deps.docs });
       done();
@@ -157,7 +160,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
-      multiScriptRoute(api, deps.multiJobs);
+      multiScriptRoute(api, deps.multiJobs, deps.library);
       done();
     },
     { prefix: '/api' },

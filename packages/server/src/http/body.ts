@@ -5,7 +5,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => `'${k}'`).join(', ');
-    return `unknown field ${keys}${path ? ` in ${path}` : ''}; remove it`;
+    // A schema with unknownKeyHints names the field meant; otherwise the message is zod's own.
+    const fix = issue.message.startsWith('did you mean') ? issue.message : 'remove it';
+    return `unknown field ${keys}${path ? ` in ${path}` : ''}; ${fix}`;
   }
   return path ? `${path}: ${issue.message}` : issue.message;
 }

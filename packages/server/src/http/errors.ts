@@ -69,15 +69,27 @@ export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: 
   return reply.status(STATUS_BY_KIND[appError.kind]).send(errorBody(appError));
 }
 
-/** A path no route has is 404; a known path asked with another method is 405 with the methods it allows. */
-function routeMiss(routes: RouteMethods, method: string, path: string): { error: AppError; allow?: string } {
+/**
+ * A path no route has is 404: under the API's prefix the route is unknown (the public OpenAPI document lists the
+ * routes); elsewhere the caller has missed the prefix. A known path asked with another method is 405 with the
+ * methods it allows.
+ */
+function routeMiss(
+  routes: RouteMethods,
+  method: string,
+  path: string,
+  apiPrefix: string,
+): { error: AppError; allow?: string } {
   const allowed = routes.allowedOn(path);
   if (allowed.length === 0) {
+    const underApi = path === apiPrefix || path.startsWith(`${apiPrefix}/`);
     const error = new AppError(
       'not_found',
       ERROR_CODES.routeNotFound,
       `No such route: ${method} ${path}`,
-      'the API lives under /api/v1',
+      underApi
+        ? `check the method and path; GET ${apiPrefix}/openapi.json lists the API's routes`
+        : `the API lives under ${apiPrefix}`,
     );
     return { error };
   }
@@ -98,12 +110,14 @@ function routeMiss(routes: RouteMethods, method: string, path: string): { error:
 export function registerErrorHandlers(
   app: FastifyInstance,
   routes: RouteMethods,
+  apiPrefix: string,
   fallback?: (request: FastifyRequest, reply: FastifyReply) => boolean,
 ): void {
   app.setErrorHandler((err, request, reply) => sendAppError(request, reply, err));
   app.setNotFoundHandler((request, reply) => {
     if (fallback?.(request, reply)) return reply;
-    const { error, allow } = routeMiss(routes, request.method, request.url.split('?')[0] ?? '');
+    const path = request.url.split('?')[0] ?? '';
+    const { error, allow } = routeMiss(routes, request.method, path, apiPrefix);
     if (allow !== undefined) void reply.header('allow', allow);
     return reply.status(STATUS_BY_KIND[error.kind]).send(errorBody(error));
   });

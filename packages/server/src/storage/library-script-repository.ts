@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { LibraryScript, ListQuery } from '@svc/protocol';
+import { DEFAULT_JOB_TIMEOUT_SEC, type LibraryScript, type ListQuery } from '@svc/protocol';
 import { libraryErrors } from '../core/library/library-errors.js';
 import type { LibraryScriptRepository } from '../core/library/ports.js';
 import type { Database } from './database.js';
@@ -12,6 +12,14 @@ const COLUMNS: SqlColumnMap = {
   name: { column: 'name', notNull: true },
   created_by: { column: 'created_by', notNull: true },
   created_at: { column: 'created_at', type: 'time', notNull: true },
+  updated_by: { column: 'updated_by', notNull: true },
+  updated_at: { column: 'updated_at', type: 'time', notNull: true },
+};
+
+const parseTags = (json: string | null): string[] => {
+  if (json === null) return [];
+  const tags: unknown = JSON.parse(json);
+  return Array.isArray(tags) ? tags.filter((t): t is string => typeof t === 'string') : [];
 };
 
 function toScript(row: Selectable<LibraryScriptsTable>): LibraryScript {
@@ -22,10 +30,27 @@ function toScript(row: Selectable<LibraryScriptsTable>): LibraryScript {
     is_sudo: Number(row.is_sudo) === 1 || row.is_sudo === true,
     cwd: row.cwd,
     script: row.script,
+    tags: parseTags(row.tags),
+    timeout_sec: row.timeout_sec === null ? DEFAULT_JOB_TIMEOUT_SEC : Number(row.timeout_sec),
     created_by: row.created_by,
     created_at: new Date(Number(row.created_at)).toISOString(),
+    updated_by: row.updated_by ?? row.created_by,
+    updated_at: new Date(Number(row.updated_at ?? row.created_at)).toISOString(),
   };
 }
+
+/** The columns a write sets besides id and created_*. */
+const changeableColumns = (script: LibraryScript) => ({
+  name: script.name,
+  interpreter: script.interpreter,
+  is_sudo: script.is_sudo ? 1 : 0,
+  cwd: script.cwd,
+  script: script.script,
+  tags: JSON.stringify(script.tags),
+  timeout_sec: script.timeout_sec,
+  updated_by: script.updated_by,
+  updated_at: Date.parse(script.updated_at),
+});
 
 /** The only unique key besides the UUID primary key is the name. */
 async function uniqueName<T>(name: string, write: () => Promise<T>): Promise<T> {
@@ -48,11 +73,7 @@ export class SqlLibraryScriptRepository implements LibraryScriptRepository {
           .insertInto('library_scripts')
           .values({
             id: script.id,
-            name: script.name,
-            interpreter: script.interpreter,
-            is_sudo: script.is_sudo ? 1 : 0,
-            cwd: script.cwd,
-            script: script.script,
+            ...changeableColumns(script),
             created_by: script.created_by,
             created_at: Date.parse(script.created_at),
           })
@@ -77,13 +98,7 @@ export class SqlLibraryScriptRepository implements LibraryScriptRepository {
       uniqueName(script.name, async () => {
         const result = await this.database.db
           .updateTable('library_scripts')
-          .set({
-            name: script.name,
-            interpreter: script.interpreter,
-            is_sudo: script.is_sudo ? 1 : 0,
-            cwd: script.cwd,
-            script: script.script,
-          })
+          .set(changeableColumns(script))
           .where('id', '=', script.id)
           .executeTakeFirst();
         return Number(result.numUpdatedRows) === 1;

@@ -238,6 +238,23 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       ).execute();
     },
   },
+  {
+    name: '012_library_script_openrport_fields',
+    async up(db, engine) {
+      // One column per statement: SQLite adds one at a time. Nullable, so no default is needed on any engine;
+      // rows from before are filled below and svcd writes every column from now on.
+      const table = () => db.schema.alterTable('library_scripts');
+      await table()
+        .addColumn('tags', engine === 'mysql' ? sql`mediumtext` : 'text')
+        .execute();
+      await table().addColumn('timeout_sec', 'integer').execute();
+      await table().addColumn('updated_by', 'varchar(150)').execute();
+      await table().addColumn('updated_at', 'bigint').execute();
+      await sql`UPDATE library_scripts SET tags = '[]', timeout_sec = 60, updated_by = created_by, updated_at = created_at`.execute(
+        db,
+      );
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

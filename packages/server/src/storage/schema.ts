@@ -137,6 +137,13 @@ export interface LibraryScriptsTable {
   script: string;
   created_by: string;
   created_at: EpochMillis;
+  /** Migration 012: JSON array of strings; NULL on rows written before it (read as []). */
+  tags: string | null;
+  /** Migration 012; NULL on older rows (read as the job default). */
+  timeout_sec: number | null;
+  /** Migration 012; NULL on older rows (read as created_*). */
+  updated_by: string | null;
+  updated_at: EpochMillis | null;
 }
 
 export interface StorageSchema {

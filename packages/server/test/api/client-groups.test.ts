@@ -127,7 +127,16 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
     await bad({ id: '', params: {} }, 'id: must not be empty');
     await bad({ id: 'x'.repeat(101), params: {} }, 'id: must be at most 100');
     await bad({ params: {} }, 'id');
-    await bad({ id: 'g', params: { tags: ['web'] } }, "unknown field 'tags' in params");
+    // The clients' field is `tags`, the group param `tag` (as in OpenRPort): the answer names it.
+    await bad(
+      { id: 'g', params: { tags: ['web'] } },
+      `unknown field 'tags' in params; did you mean "tag" for "tags"?`,
+    );
+    await bad(
+      { id: 'g', params: { Hostname: ['a'], os_famly: ['b'] } },
+      `unknown field 'Hostname', 'os_famly' in params; did you mean "hostname" for "Hostname", "os_family" for "os_famly"?`,
+    );
+    await bad({ id: 'g', params: { colour: ['red'] } }, "unknown field 'colour' in params; remove it");
     await bad(
       { id: 'g', params: { tag: { and: ['a'], or: ['b'] } } },
       'params.tag: must be null, a list of strings',
@@ -287,5 +296,11 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
     expect(plain.json.data[0]).not.toHaveProperty('groups');
     const single = await t.api.get('/clients/web-1?fields[clients]=id,groups', { auth: AUTH });
     expect(single.json.data.groups).toEqual(expect.arrayContaining(['f-cologne', 'f-web']));
+    // One client shows its groups without being asked, as OpenRPort does; fields[clients] can still leave them out.
+    const whole = await t.api.get('/clients/Web-2', { auth: AUTH });
+    expect(whole.json.data).toMatchObject({ id: 'Web-2', connection_state: expect.any(String) });
+    expect(whole.json.data.groups.filter((g: string) => g.startsWith('f-'))).toEqual(['f-web']);
+    const without = await t.api.get('/clients/Web-2?fields[clients]=id', { auth: AUTH });
+    expect(without.json).toEqual({ data: { id: 'Web-2' } });
   });
 });

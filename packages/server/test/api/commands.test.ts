@@ -187,6 +187,60 @@ describe('commands and scripts on one client', () => {
     expect(await job('web-1', jid)).toMatchObject({ is_script: true, command: script, is_sudo: true });
   });
 
+  test('a library script runs by script_id with its stored text and options; options in the request win', async () => {
+    const text = '#!/bin/sh\necho stored ✓\n';
+    const stored = await post('/library/scripts', {
+      name: 'one-by-id',
+      script: text,
+      interpreter: 'bash',
+      cwd: '/var/tmp',
+      timeout_sec: 12,
+    });
+    expect(stored.status).toBe(201);
+    const id = stored.json.data.id as string;
+    const res = await post('/clients/web-1/scripts', { script_id: id });
+    expect(res.status, res.text).toBe(200);
+    const jid = res.json.data.jid as string;
+    expect(runs.at(-1)).toMatchObject({
+      jid,
+      command: '',
+      script: Buffer.from(text).toString('base64'),
+      interpreter: 'bash',
+      cwd: '/var/tmp',
+      is_sudo: false,
+      timeout_sec: 12,
+    });
+    expect(await job('web-1', jid)).toMatchObject({ is_script: true, command: text, timeout_sec: 12 });
+
+    const overridden = await post('/clients/web-1/scripts', {
+      script_id: id,
+      interpreter: '',
+      cwd: '/',
+      is_sudo: true,
+      timeout_sec: 3,
+    });
+    expect(overridden.status).toBe(200);
+    expect(runs.at(-1)).toMatchObject({ interpreter: '', cwd: '/', is_sudo: true, timeout_sec: 3 });
+
+    const before = runs.length;
+    const unknown = await post('/clients/web-1/scripts', {
+      script_id: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.errors[0].code).toBe('ERR_LIBRARY_SCRIPT_NOT_FOUND');
+    expect(unknown.json.errors[0].title).toMatch(/^script_id: no library script has the id/);
+    for (const [body, title] of [
+      [{ script_id: '' }, /^script_id: give the id of a library script/],
+      [{ script_id: id, script: 'bHM=' }, /unknown field 'script'/],
+      [{ script_id: id, timeout_sec: 0 }, /^timeout_sec: /],
+    ] as const) {
+      const bad = await post('/clients/web-1/scripts', body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.json.errors[0].title).toMatch(title);
+    }
+    expect(runs.length).toBe(before);
+  });
+
   test('an unknown client is 404 and a disconnected one 409; neither gets a job', async () => {
     const before = runs.length;
     const unknown = await post('/clients/nobody/commands', { command: '/usr/bin/true' });
@@ -224,6 +278,14 @@ describe('commands and scripts on one client', () => {
         /script: the decoded script is empty/,
       ],
       ['/clients/web-1/scripts', { script: 'bHM=', command: 'ls' }, /unknown field 'command'/],
+      // A NUL byte cannot reach a process spawn: refused here, naming the field, not by the agent.
+      ['/clients/web-1/commands', { command: 'ls', cwd: '/tmp\u0000x' }, /^cwd: must not contain NUL/],
+      ['/clients/web-1/scripts', { script: 'bHM=', cwd: '\u0000' }, /^cwd: must not contain NUL/],
+      [
+        '/clients/web-1/commands',
+        { command: 'ls', interpreter: 'sh\u0000' },
+        /^interpreter: must not contain NUL/,
+      ],
     ];
     const before = runs.length;
     for (const [path, body, title] of cases) {

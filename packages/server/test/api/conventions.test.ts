@@ -34,8 +34,21 @@ describe('API conventions and GET /status', () => {
     expect(res.json.errors[0]).toEqual({
       code: 'ERR_ROUTE_NOT_FOUND',
       title: 'No such route: GET /api/v1/no-such-thing',
-      detail: 'the API lives under /api/v1',
+      detail: "check the method and path; GET /api/v1/openapi.json lists the API's routes",
     });
+    const root = await t.api.get('');
+    expect(root.json.errors[0].detail).toBe(
+      "check the method and path; GET /api/v1/openapi.json lists the API's routes",
+    );
+    for (const outside of ['/no-such-thing', '/api/v2/status', '/api/status']) {
+      const miss = await fetch(`${t.server.apiUrl?.replace(/\/api\/v1$/, '')}${outside}`);
+      expect(miss.status, outside).toBe(404);
+      expect(((await miss.json()) as { errors: unknown[] }).errors[0], outside).toEqual({
+        code: 'ERR_ROUTE_NOT_FOUND',
+        title: `No such route: GET ${outside}`,
+        detail: 'the API lives under /api/v1',
+      });
+    }
   });
 });
 

@@ -82,6 +82,22 @@ describe('one error shape for everything the API answers', () => {
     expectErrorShape(res, 404, 'ERR_ROUTE_NOT_FOUND');
   });
 
+  test('CONNECT is 405 in our shape on the API (not a reset), and the upgrade-required answer on the agent port', async () => {
+    for (const target of ['127.0.0.1:22', 'example.com:443', '/api/v1/status']) {
+      const res = await rawRequest(port, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+      expectErrorShape(res, 405, 'ERR_METHOD_NOT_ALLOWED');
+      expect(res.json.errors[0].title).toBe('Method CONNECT is not allowed: svcd is not a proxy');
+      expect(res.headers.allow).toBe('GET, POST, PUT, DELETE');
+    }
+    const agentPort = await rawRequest(t.server.clientPort, 'CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\n\r\n');
+    expect(agentPort.status).toBe(426);
+    expect(agentPort.json.errors[0].code).toMatch(/^ERR_/);
+    // The API still answers afterwards.
+    expect(
+      (await rawRequest(port, 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status,
+    ).toBe(401);
+  });
+
   test('a known path with another method is 405 with Allow, before authentication', async () => {
     const status = await rawRequest(
       port,

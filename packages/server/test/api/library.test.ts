@@ -22,8 +22,12 @@ interface Script {
   is_sudo: boolean;
   cwd: string;
   script: string;
+  tags: string[];
+  timeout_sec: number;
   created_by: string;
   created_at: string;
+  updated_by: string;
+  updated_at: string;
 }
 
 const STORES: StoreKind[] = ['database:sqlite', 'database:postgres'];
@@ -80,8 +84,12 @@ describe.each(STORES)('script library API on %s', (store) => {
       is_sudo: false,
       cwd: '',
       script: 'uptime',
+      tags: [],
+      timeout_sec: 60,
       created_by: OPERATOR.username,
       created_at: expect.stringMatching(RFC3339),
+      updated_by: OPERATOR.username,
+      updated_at: script.created_at,
     });
     const createdAt = Date.parse(script.created_at);
     expect(createdAt).toBeGreaterThanOrEqual(before - 1);
@@ -116,6 +124,16 @@ describe.each(STORES)('script library API on %s', (store) => {
       [{ name: 'types', script: 'echo', interpreter: 5 }, /^interpreter: /],
       [{ name: 'own id', script: 'echo', id: UNKNOWN_ID }, /unknown field 'id'; remove it/],
       [{ name: 'own author', script: 'echo', created_by: 'eve' }, /unknown field 'created_by'/],
+      [{ name: 'own change', script: 'echo', updated_by: 'eve' }, /unknown field 'updated_by'/],
+      [{ name: 'types', script: 'echo', tags: 'daily' }, /^tags: /],
+      [{ name: 'types', script: 'echo', tags: [''] }, /^tags\.0: a tag must not be empty/],
+      [{ name: 'types', script: 'echo', tags: ['a\nb'] }, /^tags\.0: a tag must not contain control/],
+      [{ name: 'types', script: 'echo', tags: ['t'.repeat(101)] }, /^tags\.0: a tag must be at most 100/],
+      [{ name: 'types', script: 'echo', tags: Array(101).fill('t') }, /^tags: give at most 100 tags/],
+      [{ name: 'types', script: 'echo', timeout_sec: -1 }, /^timeout_sec: /],
+      [{ name: 'types', script: 'echo', timeout_sec: 1.5 }, /^timeout_sec: /],
+      [{ name: 'types', script: 'echo', timeout_sec: '10s' }, /^timeout_sec: /],
+      [{ name: 'types', script: 'echo', timeout_sec: 31 * 24 * 3600 + 1 }, /^timeout_sec: /],
       [['not', 'an', 'object'], /expected object/],
     ];
     for (const [body, title] of cases) {
@@ -161,15 +179,56 @@ describe.each(STORES)('script library API on %s', (store) => {
     expect(same.status).toBe(200);
   });
 
-  test('PUT replaces every field and answers 200 with the script; id and created_* stay', async () => {
-    const original = await create({ name: 'put-me', script: 'echo old', cwd: '/tmp' });
-    const body = { name: 'put-me-v2', interpreter: 'powershell', is_sudo: true, cwd: '', script: 'Get-Date' };
+  test("OpenRPort's tags and timeout_sec are stored and returned; 0 and null mean the default, as in OpenRPort", async () => {
+    const tagged = await create({
+      name: 'tagged',
+      script: 'df -h',
+      tags: ['disk', 'daily', 'disk'],
+      timeout_sec: 5,
+    });
+    expect(tagged).toMatchObject({ tags: ['disk', 'daily'], timeout_sec: 5 });
+    expect((await t.api.get(`/library/scripts/${tagged.id}`, asOperator)).json.data).toEqual(tagged);
+    const zero = await create({ name: 'zero-timeout', script: 'df', tags: null, timeout_sec: 0 });
+    expect(zero).toMatchObject({ tags: [], timeout_sec: 60 });
+    const fields = await t.api.get(`/library/scripts/${tagged.id}?fields[scripts]=tags,timeout_sec`, asAdmin);
+    expect(fields.json).toEqual({ data: { tags: ['disk', 'daily'], timeout_sec: 5 } });
+  });
+
+  test('PUT replaces every field and answers 200 with the script; id and created_* stay, updated_* change', async () => {
+    const original = await create({
+      name: 'put-me',
+      script: 'echo old',
+      cwd: '/tmp',
+      tags: ['old'],
+      timeout_sec: 9,
+    });
+    const body = {
+      name: 'put-me-v2',
+      interpreter: 'powershell',
+      is_sudo: true,
+      cwd: '',
+      script: 'Get-Date',
+      tags: ['windows'],
+      timeout_sec: 120,
+    };
     const res = await t.api.put(`/library/scripts/${original.id}`, body, asAdmin);
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({
-      data: { ...body, id: original.id, created_by: OPERATOR.username, created_at: original.created_at },
+    const data = res.json.data as Script;
+    expect(data).toEqual({
+      ...body,
+      id: original.id,
+      created_by: OPERATOR.username,
+      created_at: original.created_at,
+      updated_by: ADMIN.username,
+      updated_at: expect.stringMatching(RFC3339),
     });
+    expect(Date.parse(data.updated_at)).toBeGreaterThanOrEqual(Date.parse(original.created_at));
     expect((await t.api.get(`/library/scripts/${original.id}`, asOperator)).json).toEqual(res.json);
+    // As in OpenRPort, a PUT without tags and timeout_sec clears the tags and sets the default timeout.
+    const { tags: _tags, timeout_sec: _timeout, ...withoutOpenRPortFields } = body;
+    const cleared = await t.api.put(`/library/scripts/${original.id}`, withoutOpenRPortFields, asOperator);
+    expect(cleared.status).toBe(200);
+    expect(cleared.json.data).toMatchObject({ tags: [], timeout_sec: 60, updated_by: OPERATOR.username });
   });
 
   test('PUT without every field is 400 naming each missing one, and changes nothing', async () => {
@@ -191,9 +250,9 @@ describe.each(STORES)('script library API on %s', (store) => {
       'is_sudo',
       'cwd',
     ]);
-    const unknown = await t.api.put(`/library/scripts/${original.id}`, { ...full, tags: [] }, asOperator);
+    const unknown = await t.api.put(`/library/scripts/${original.id}`, { ...full, labels: [] }, asOperator);
     expect(unknown.status).toBe(400);
-    expect(firstError(unknown).title).toMatch(/unknown field 'tags'/);
+    expect(firstError(unknown).title).toMatch(/unknown field 'labels'/);
     expect((await t.api.get(`/library/scripts/${original.id}`, asOperator)).json.data).toEqual(original);
   });
 
@@ -282,7 +341,7 @@ describe.each(STORES)('script library API on %s', (store) => {
       const bad = await list('sort=script');
       expect(bad.status).toBe(400);
       expect(firstError(bad).title).toBe(
-        "unsupported sort field 'script'; sortable fields: id, name, created_by, created_at",
+        "unsupported sort field 'script'; sortable fields: id, name, created_by, created_at, updated_by, updated_at",
       );
     });
 
@@ -330,7 +389,7 @@ describe.each(STORES)('script library API on %s', (store) => {
       const badField = await list('filter[script]=echo*');
       expect(badField.status).toBe(400);
       expect(firstError(badField).title).toBe(
-        "unsupported filter field 'script'; filterable fields: id, name, created_by, created_at",
+        "unsupported filter field 'script'; filterable fields: id, name, created_by, created_at, updated_by, updated_at",
       );
     });
 

@@ -121,7 +121,7 @@ describe('live results over /ws/commands and /ws/scripts', () => {
     expect(web1.runs).toHaveLength(0);
   });
 
-  test("rportcli's request: output chunks arrive as they happen, before each client's final job; then it closes", async () => {
+  test("rportcli's request: output chunks arrive as they happen, before each client's final job; then the stream ends", async () => {
     web1.runs.length = 0;
     web2.runs.length = 0;
     const box: { socket?: Socket } = {};
@@ -151,7 +151,9 @@ describe('live results over /ws/commands and /ws/scripts', () => {
       '{"client_ids":["web-1","web-2"],"is_sudo":false,"execute_concurrently":false,"abort_on_error":true,' +
         '"timeout_sec":0,"command":"/usr/bin/echo hi","script":"","cwd":"","interpreter":""}',
     );
-    expect((await socket.closed).code).toBe(1000);
+    // Without Origin (a command-line client) svcd ends the stream without a close frame, as rportd does, so the
+    // client's own close is the first: 1006 is what a client sees that got no close frame.
+    expect((await socket.closed).code).toBe(1006);
     const [first, second, third, final1, chunk2, final2, ...rest] = socket.messages;
     expect(rest).toEqual([]);
     const jid1 = final1.jid as string;
@@ -224,8 +226,10 @@ describe('live results over /ws/commands and /ws/scripts', () => {
       ['/ws/scripts', '{"script":"","client_ids":["web-1"]}', /script: must not be empty/],
       ['/ws/commands', '{"command":"ls","client_ids":["web-1"],"tags":{"tags":["x"]}}', /Multiple targeting/],
     ];
+    const origin = new URL(t.server.apiUrl ?? '').origin;
     for (const [path, request, title] of cases) {
-      const socket = await openSocket(`${wsBase}${path}?access_token=${token}`);
+      // With Origin (a browser) the close frame carries 1008; without, the stream just ends (see SocketEnding).
+      const socket = await openSocket(`${wsBase}${path}?access_token=${token}`, { origin });
       socket.ws.send(request);
       const { code } = await socket.closed;
       expect(code, request).toBe(1008);
@@ -233,6 +237,10 @@ describe('live results over /ws/commands and /ws/scripts', () => {
       expect(socket.messages[0].jid, request).toBeUndefined();
       expect(socket.messages[0].errors[0].title, request).toMatch(title);
     }
+    const cli = await openSocket(`${wsBase}/ws/commands?access_token=${token}`);
+    cli.ws.send('{"command":"ls"}');
+    expect((await cli.closed).code).toBe(1006);
+    expect(cli.messages[0].errors[0].title).toMatch(/Missing targeting parameters/);
     expect(web1.runs).toHaveLength(0);
   });
 

@@ -429,6 +429,56 @@ describe('commands and scripts on many clients', () => {
     expect(paged.json.data).toHaveLength(2);
   });
 
+  test('a library script runs on many clients by script_id, with its stored options unless the request gives them', async () => {
+    resetAgents();
+    const text = '#!/bin/sh\necho from the library\n';
+    const stored = await post('/library/scripts', {
+      name: 'multi-by-id',
+      script: text,
+      interpreter: '/bin/sh',
+      cwd: '/srv',
+      is_sudo: true,
+      timeout_sec: 7,
+    });
+    expect(stored.status).toBe(201);
+    const id = stored.json.data.id as string;
+    const res = await post('/scripts', { script_id: id, client_ids: ['web-1', 'web-2'], cwd: '/tmp' });
+    expect(res.status, res.text).toBe(200);
+    const job = await finished(res.json.data.jid, 2);
+    expect(job).toMatchObject({
+      is_script: true,
+      command: text,
+      cwd: '/tmp',
+      interpreter: '/bin/sh',
+      timeout_sec: 7,
+    });
+    for (const agent of [web1, web2]) {
+      expect(agent.runs).toHaveLength(1);
+      expect(agent.runs[0]).toMatchObject({
+        command: '',
+        script: Buffer.from(text).toString('base64'),
+        interpreter: '/bin/sh',
+        cwd: '/tmp',
+        is_sudo: true,
+        timeout_sec: 7,
+      });
+    }
+    const before = runCount();
+    const unknown = await post('/scripts', { script_id: 'no-such-script', client_ids: ['web-1'] });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.errors[0]).toMatchObject({
+      code: 'ERR_LIBRARY_SCRIPT_NOT_FOUND',
+      title: "script_id: no library script has the id 'no-such-script'",
+    });
+    const both = await post('/scripts', { script_id: id, script: 'bHM=', client_ids: ['web-1'] });
+    expect(both.status).toBe(400);
+    expect(both.json.errors[0].title).toMatch(/unknown field 'script'/);
+    const untargeted = await post('/scripts', { script_id: id });
+    expect(untargeted.status).toBe(400);
+    expect(untargeted.json.errors[0].title).toMatch(/Missing targeting parameters/);
+    expect(runCount()).toBe(before);
+  });
+
   test('every bad body shape is a 400 that says what to fix, and nothing runs', async () => {
     resetAgents();
     const ids = { client_ids: ['web-1'] };

@@ -154,7 +154,7 @@ describe('client group params schema', () => {
   });
 
   test.each([
-    [{ tags: ['a'] }, 'Unrecognized key'],
+    [{ tags: ['a'] }, 'did you mean "tag" for "tags"?'],
     [{ connection_state: ['connected'] }, 'Unrecognized key'],
     [{ tag: [] }, 'tag: must list at least one value'],
     [{ tag: { and: ['a'], or: ['b'] } }, 'tag'],

@@ -73,7 +73,8 @@ describe('an agent connecting over the agent link', () => {
       // The agent's local port is on the server's side of the loopback connection.
       const localPort = (agent.ws as unknown as { _socket: { localPort: number } })._socket.localPort;
       expect(record.address).toBe(`127.0.0.x:${localPort}`);
-      expect(await clientRecord(t, 'web-1')).toEqual(record);
+      // GET /clients/{id} adds the ids of the client's groups (none here), as OpenRPort does.
+      expect(await clientRecord(t, 'web-1')).toEqual({ ...record, groups: [] });
 
       const status = await t.api.get('/status', { auth: AUTH });
       expect(status.json.data).toMatchObject({ clients_connected: 1, clients_disconnected: 0 });

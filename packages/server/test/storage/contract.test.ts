@@ -93,6 +93,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '007_multi_jobs',
           '008_two_factor',
           '009_api_tokens',
+          '012_library_script_openrport_fields',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -871,6 +872,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
     let scriptCounter = 0;
     const newScript = (overrides: Partial<LibraryScript> = {}): LibraryScript => {
       scriptCounter += 1;
+      const createdAt = new Date(Date.UTC(2031, 0, 1, 0, 0, scriptCounter, 7)).toISOString();
       return {
         id: `10000000-0000-4000-8000-${String(scriptCounter).padStart(12, '0')}`,
         name: `script ${scriptCounter}`,
@@ -878,8 +880,12 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         is_sudo: false,
         cwd: '',
         script: 'echo hello\n',
+        tags: [],
+        timeout_sec: 60,
         created_by: 'alice',
-        created_at: new Date(Date.UTC(2031, 0, 1, 0, 0, scriptCounter, 7)).toISOString(),
+        created_at: createdAt,
+        updated_by: 'alice',
+        updated_at: createdAt,
         ...overrides,
       };
     };
@@ -898,8 +904,12 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         is_sudo: true,
         cwd: '/var/tmp/ünïcode',
         script: `#!/bin/sh\n${'é'.repeat(MAX_SCRIPT_BYTES / 2 - 6)}`,
+        tags: ['Zoë', '用户 😀', 't'.repeat(100), ...Array.from({ length: 97 }, (_, i) => `tag-${i}`)],
+        timeout_sec: 31 * 24 * 3600,
         created_by: 'Zoë 用户 😀',
         created_at: '2100-01-01T00:00:00.123Z',
+        updated_by: 'Ünïcode Bob',
+        updated_at: '2100-01-02T00:00:00.456Z',
       });
       await library.insert(full);
       expect(await library.get(full.id)).toEqual(full);
@@ -917,6 +927,10 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         is_sudo: true,
         cwd: 'C:\\Temp',
         script: 'Write-Output 1',
+        tags: ['windows', 'daily'],
+        timeout_sec: 5,
+        updated_by: 'bob',
+        updated_at: '2099-12-31T23:59:59.999Z',
       };
       expect(await library.replace(changed)).toBe(true);
       expect(await library.get(script.id)).toEqual(changed);
@@ -928,6 +942,41 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await library.delete(script.id)).toBe(false);
       expect(await library.get(script.id)).toBeUndefined();
       expect(await library.replace(changed)).toBe(false);
+    });
+
+    it('reads a row with NULL in the columns of migration 012 with their defaults; filters by updated_*', async () => {
+      const library = new SqlLibraryScriptRepository(database);
+      const old = newScript({ name: 'from-before-012', created_by: 'old-carol' });
+      await database.db
+        .insertInto('library_scripts')
+        .values({
+          id: old.id,
+          name: old.name,
+          interpreter: '',
+          is_sudo: 0,
+          cwd: '',
+          script: old.script,
+          created_by: old.created_by,
+          created_at: Date.parse(old.created_at),
+          tags: null,
+          timeout_sec: null,
+          updated_by: null,
+          updated_at: null,
+        })
+        .execute();
+      expect(await library.get(old.id)).toEqual({ ...old, updated_by: 'old-carol' });
+      const changed = newScript({
+        name: 'updated-later',
+        updated_by: 'dave',
+        updated_at: '2040-05-05T05:05:05.005Z',
+      });
+      await library.insert(changed);
+      const list = async (query: Record<string, string>) =>
+        (await library.list(parseListQuery(query, LIBRARY_SCRIPT_LIST))).data.map((s) => s.name);
+      expect(await list({ 'filter[updated_by]': 'dave,old-*' })).toEqual(['updated-later']);
+      expect(await list({ 'filter[updated_at]': '2040-05', sort: '-updated_at' })).toEqual(['updated-later']);
+      expect(await library.delete(old.id)).toBe(true);
+      expect(await library.delete(changed.id)).toBe(true);
     });
 
     it('keeps names unique, case-sensitively, on insert and on replace', async () => {

@@ -2,8 +2,9 @@ import type { ListSpec } from '@svc/protocol';
 import { CLIENT_FIELDS } from './client-record.js';
 
 /**
- * `groups`: the ids of the client groups a client is in. Computed, so it is shown only when asked for with
- * `fields[clients]=...,groups`, and can be filtered on with `filter[groups]=<group id>` (wildcards allowed).
+ * `groups`: the ids of the client groups a client is in. Computed, so a list shows it only when asked for with
+ * `fields[clients]=...,groups` (and can filter on it with `filter[groups]=<group id>`, wildcards allowed); one
+ * client (GET /clients/{id}) shows it always, as OpenRPort does.
  */
 export const GROUPS_FIELD = 'groups';
 
@@ -21,12 +22,12 @@ export const CLIENT_LIST: ListSpec = {
   pagination: { defaultLimit: 50, maxLimit: 500 },
 };
 
-/** GET /clients/{id} takes only `fields[clients]`. */
+/** GET /clients/{id} takes only `fields[clients]`; without it every field, `groups` included. */
 export const CLIENT_ITEM: ListSpec = {
   resource: 'clients',
   sortable: [],
   defaultSort: '',
   filterable: [],
   fields: LISTED_FIELDS,
-  defaultFields: CLIENT_FIELDS,
+  defaultFields: LISTED_FIELDS,
 };

@@ -9,6 +9,14 @@ export const libraryErrors = {
       `Library script '${id}' not found`,
       'GET /library/scripts lists the scripts with their ids',
     ),
+  /** A run by script_id that names no library script. */
+  unknownScriptId: (id: string) =>
+    new AppError(
+      'not_found',
+      ERROR_CODES.libraryScriptNotFound,
+      `script_id: no library script has the id '${id}'`,
+      'GET /library/scripts lists the scripts with their ids',
+    ),
   nameTaken: (name: string) =>
     new AppError(
       'conflict',

@@ -3,10 +3,10 @@ import { LIBRARY_SCRIPT_FIELDS, type ListSpec } from '@svc/protocol';
 /** The list grammar of GET /library/scripts (spec 4.4): 20 per page, at most 100 (as OpenRPort). */
 export const LIBRARY_SCRIPT_LIST: ListSpec = {
   resource: 'scripts',
-  sortable: ['id', 'name', 'created_by', 'created_at'],
+  sortable: ['id', 'name', 'created_by', 'created_at', 'updated_by', 'updated_at'],
   defaultSort: 'name',
-  filterable: ['id', 'name', 'created_by', 'created_at'],
-  timeFields: ['created_at'],
+  filterable: ['id', 'name', 'created_by', 'created_at', 'updated_by', 'updated_at'],
+  timeFields: ['created_at', 'updated_at'],
   fields: LIBRARY_SCRIPT_FIELDS,
   pagination: { defaultLimit: 20, maxLimit: 100 },
 };

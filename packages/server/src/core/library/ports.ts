@@ -6,7 +6,7 @@ export interface LibraryScriptRepository {
   insert(script: LibraryScript): Promise<void>;
   get(id: string): Promise<LibraryScript | undefined>;
   /**
-   * Replaces name, interpreter, is_sudo, cwd and script of the script with that id (id and created_* stay);
+   * Replaces every field of the script with that id but id and created_* (those stay);
    * false for an unknown id. Throws `libraryErrors.nameTaken` when another script has the name.
    */
   replace(script: LibraryScript): Promise<boolean>;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { listedClientSchema, parseListQuery } from '@svc/protocol';
+import { clientItemSchema, listedClientSchema, parseListQuery } from '@svc/protocol';
 import { CLIENT_ITEM, CLIENT_LIST } from '../../core/clients/client-list.js';
 import type { ClientsService } from '../../core/clients/clients-service.js';
 
@@ -16,9 +16,9 @@ const OPERATIONS = {
   },
   get: {
     tag: 'clients',
-    summary: 'One client',
+    summary: 'One client, with the ids of its client groups',
     list: CLIENT_ITEM,
-    responses: [data(sparse(listedClientSchema))],
+    responses: [data(sparse(clientItemSchema))],
   },
   delete: {
     tag: 'clients',

@@ -3,15 +3,21 @@ import {
   commandBodySchema,
   jobCreatedSchema,
   jobSchema,
+  libraryScriptRunBodySchema,
   parseListQuery,
   pickFields,
   scriptBodySchema,
 } from '@svc/protocol';
 import { JOB_ITEM, JOB_LIST } from '../../core/jobs/job-list.js';
 import type { JobsService } from '../../core/jobs/jobs-service.js';
+import type { LibraryService } from '../../core/library/library-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
+import { parseScriptRequest } from '../script-request.js';
 import { data, documented, list, sparse, type ApiOperation } from '../openapi/operation.js';
+import { z } from 'zod';
+
+const SCRIPT_BODIES = { inline: scriptBodySchema, byId: libraryScriptRunBodySchema };
 
 type Query = Record<string, unknown>;
 type ClientParams = { Params: { id: string } };
@@ -26,8 +32,11 @@ const OPERATIONS = {
   },
   script: {
     tag: 'commands',
-    summary: 'Run a script (base64) on a client',
-    body: scriptBodySchema,
+    summary: 'Run a script (base64) or a library script (script_id) on a client',
+    description:
+      'Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, ' +
+      'cwd and timeout_sec unless the request gives them).',
+    body: z.union([scriptBodySchema, libraryScriptRunBodySchema]),
     responses: [data(jobCreatedSchema, 200, 'Started; follow it with GET /clients/{id}/commands/{jid}')],
   },
   list: {
@@ -45,14 +54,14 @@ const OPERATIONS = {
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.5 and 4.6 for one client: run a command or a script, read its job, list the client's jobs. */
-export function commandRoutes(app: FastifyInstance, jobs: JobsService): void {
+export function commandRoutes(app: FastifyInstance, jobs: JobsService, library: LibraryService): void {
   app.post<ClientParams>('/clients/:id/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(commandBodySchema, request.body);
     return { data: await jobs.runCommand(request.params.id, body, callerOf(request).user.username) };
   });
 
   app.post<ClientParams>('/clients/:id/scripts', documented(OPERATIONS.script), async (request) => {
-    const body = parseBody(scriptBodySchema, request.body);
+    const body = await parseScriptRequest(request.body, SCRIPT_BODIES, library);
     return { data: await jobs.runScript(request.params.id, body, callerOf(request).user.username) };
   });
 

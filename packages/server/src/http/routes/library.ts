@@ -64,7 +64,7 @@ export function libraryRoutes(app: FastifyInstance, library: LibraryService): vo
 
   app.put<ScriptParams>('/library/scripts/:id', documented(OPERATIONS.replace), async (request) => {
     const body = parseBody(replaceLibraryScriptBodySchema, request.body);
-    return { data: await library.replace(request.params.id, body) };
+    return { data: await library.replace(request.params.id, body, callerOf(request).user.username) };
   });
 
   app.delete<ScriptParams>('/library/scripts/:id', documented(OPERATIONS.delete), async (request, reply) => {

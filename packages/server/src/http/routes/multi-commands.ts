@@ -6,6 +6,7 @@ import {
   multiCommandBodySchema,
   multiJobSchema,
   multiJobSummarySchema,
+  multiLibraryScriptRunBodySchema,
   multiScriptBodySchema,
   parseListQuery,
   pickFields,
@@ -13,8 +14,10 @@ import {
 import { z } from 'zod';
 import { MULTI_JOB_CHILDREN, MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
+import type { LibraryService } from '../../core/library/library-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
+import { parseScriptRequest } from '../script-request.js';
 import { data, dataWithMeta, documented, list, sparse, type ApiOperation } from '../openapi/operation.js';
 
 type Query = Record<string, unknown>;
@@ -34,8 +37,11 @@ const OPERATIONS = {
   },
   script: {
     tag: 'multi-client commands',
-    summary: 'Run a script (base64) on many clients',
-    body: multiScriptBodySchema,
+    summary: 'Run a script (base64) or a library script (script_id) on many clients',
+    description:
+      'Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, ' +
+      'cwd and timeout_sec unless the request gives them).',
+    body: z.union([multiScriptBodySchema, multiLibraryScriptRunBodySchema]),
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
   list: {
@@ -59,14 +65,18 @@ const OPERATIONS = {
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.5 and 4.6 for many clients: start a multi-client command or script, read it, list them. */
-export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService): void {
+export function multiCommandRoutes(
+  app: FastifyInstance,
+  multi: MultiJobsService,
+  library: LibraryService,
+): void {
   app.post('/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(multiCommandBodySchema, request.body);
     const { jid } = await multi.runCommand(body, callerOf(request).user.username);
     return { data: { jid } };
   });
 
-  multiScriptRoute(app, multi);
+  multiScriptRoute(app, multi, library);
 
   app.get('/commands', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Query, MULTI_JOB_LIST);
@@ -96,9 +106,14 @@ export function multiCommandRoutes(app: FastifyInstance, multi: MultiJobsService
 }
 
 /** POST /scripts; also mounted at the unversioned /api/scripts that the spec's example shows. */
-export function multiScriptRoute(app: FastifyInstance, multi: MultiJobsService): void {
+export function multiScriptRoute(
+  app: FastifyInstance,
+  multi: MultiJobsService,
+  library: LibraryService,
+): void {
+  const bodies = { inline: multiScriptBodySchema, byId: multiLibraryScriptRunBodySchema };
   app.post('/scripts', documented(OPERATIONS.script), async (request) => {
-    const body = parseBody(multiScriptBodySchema, request.body);
+    const body = await parseScriptRequest(request.body, bodies, library);
     const { jid } = await multi.runScript(body, callerOf(request).user.username);
     return { data: { jid } };
   });

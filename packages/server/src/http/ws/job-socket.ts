@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { z } from 'zod';
 import {
@@ -25,6 +26,17 @@ export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const FINAL_GRACE_MS = 60_000;
 
 const CLOSE = { done: 1000, policy: 1008, tooSlow: 1013 } as const;
+/** How long svcd waits, once it has said it is done, for the client's close before cutting the connection. */
+export const PEER_CLOSE_WAIT_MS = 5_000;
+
+/**
+ * How a session ends once everything is sent. A browser (it sends Origin, RFC 6455 4.1) gets svcd's close frame
+ * and answers it. A command-line client such as OpenRPort's rportcli reads until the connection ends and only then
+ * sends its own close frame; had svcd sent one first, its WebSocket library would already have answered it, and
+ * the client's own close would fail ("failed to write close message"). So such a client gets what rportd does: the
+ * end of the stream without a close frame, and its close frame is still read.
+ */
+export type SocketEnding = 'close-frame' | 'end-of-stream';
 
 interface Log {
   warn(obj: object, msg: string): void;
@@ -43,6 +55,8 @@ export class JobSocketSession implements MultiJobObserver {
 
   constructor(
     private readonly ws: WebSocket,
+    private readonly socket: Duplex,
+    private readonly ending: SocketEnding,
     private readonly kind: JobSocketKind,
     private readonly username: string,
     private readonly multi: MultiJobsService,
@@ -57,8 +71,9 @@ export class JobSocketSession implements MultiJobObserver {
       void this.begin(isBinary || !Buffer.isBuffer(data) ? undefined : data.toString('utf8'));
     });
     ws.on('error', (err) => log.debug({ err }, 'job socket error'));
-    ws.once('close', () => {
+    ws.once('close', (code) => {
       clearTimeout(waiting);
+      log.debug({ code, after_done: this.closed }, 'job socket closed');
       this.end();
     });
   }
@@ -124,9 +139,13 @@ export class JobSocketSession implements MultiJobObserver {
     this.close(CLOSE.policy, err.message.slice(0, 100));
   }
 
+  /** Says it is done (see SocketEnding) and gives the client PEER_CLOSE_WAIT_MS to close its side. */
   private close(code: number, reason: string): void {
     if (this.closed) return;
-    this.ws.close(code, reason);
+    if (this.ending === 'close-frame') this.ws.close(code, reason);
+    else this.socket.end();
+    const cutOff = setTimeout(() => this.ws.terminate(), PEER_CLOSE_WAIT_MS);
+    this.ws.once('close', () => clearTimeout(cutOff));
     this.end();
   }
 
