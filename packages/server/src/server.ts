@@ -333,6 +333,7 @@ export async function startServer(
           requestTimeoutMs: config.api.read_timeout,
           idleTimeoutMs: config.api.idle_timeout,
           maxConnections: config.api.max_connections,
+          maxConnectionsPerAddress: config.api.max_connections_per_address,
         },
         tls: apiTls,
       });
