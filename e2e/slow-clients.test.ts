@@ -241,7 +241,7 @@ describe('slow-request attacks on a real svcd (default limits)', () => {
     const refused = await s.proc.waitForLog(
       'API connection refused: this address holds [api] max_connections_per_address',
     );
-    expect(refused).toMatchObject({ level: 'warn', ip: '127.0.0.1', max_connections_per_address: 64 });
+    expect(refused).toMatchObject({ level: 'warn', ip: '127.0.0.1', max_connections_per_address: 128 });
     expect(errorLines(s)).toEqual([]);
   });
 
@@ -260,7 +260,7 @@ describe('slow-request attacks on a real svcd (default limits)', () => {
 
   test('one address holds at most max_connections_per_address; another address is still served', async () => {
     const s = svcd!;
-    const held = await openMany(s.apiPort, 64, () => 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n');
+    const held = await openMany(s.apiPort, 128, () => 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n');
     const extra = await openRaw(s.apiPort, STATUS_REQUEST, { closeWithinMs: 2000 });
     expect((await extra.closed).received).toBe('');
     const other = await rawRequest(s.apiPort, STATUS_REQUEST, { localAddress: OPERATOR_ADDRESS });
@@ -274,7 +274,7 @@ describe('slow-request attacks on a real svcd (default limits)', () => {
     const slowBody =
       `POST /api/v1/users HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${BASIC}\r\n` +
       'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user';
-    const held = await openMany(s.apiPort, 32, () => slowBody);
+    const held = await openMany(s.apiPort, 64, () => slowBody);
     // The requests are in once svcd reads their bodies; a status probe from the same address then shows it.
     let answer = await rawRequest(s.apiPort, STATUS_REQUEST);
     for (let tries = 0; answer.status === 200 && tries < 50; tries++)

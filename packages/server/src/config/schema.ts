@@ -463,7 +463,7 @@ const apiSection = z
     max_connections_per_address: z
       .int()
       .min(0)
-      .default(64)
+      .default(128)
       .describe(
         'Open API connections per client address (IPv6: per /64) at most; more are closed at once, and half ' +
           'as many requests per address are handled at once (more get 429). Keeps one address from taking ' +

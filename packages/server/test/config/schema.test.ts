@@ -49,7 +49,7 @@ describe('good configs', () => {
         read_timeout: 30_000,
         idle_timeout: 60_000,
         max_connections: 512,
-        max_connections_per_address: 64,
+        max_connections_per_address: 128,
         tls_min: '1.3',
         max_token_lifetime: 90 * 86_400_000,
         enable_ws_test_endpoints: false,
