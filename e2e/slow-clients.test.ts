@@ -1,10 +1,18 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeAdminUserFile } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { SVCD_BIN, freePort, parseLog, startProcess, type RunningProcess } from '../test-support/process.js';
+import {
+  SVCD_BIN,
+  freePort,
+  parseLog,
+  startExecutable,
+  startProcess,
+  type RunningProcess,
+} from '../test-support/process.js';
 import { openRaw, parseResponse, rawRequest, type RawConnection } from '../test-support/raw-http.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
@@ -97,7 +105,14 @@ describe('slow and half-open clients against a real svcd', () => {
   let svcd: Svcd | undefined;
   beforeAll(async () => {
     svcd = await startSvcd(
-      { read_header_timeout: '2s', read_timeout: '2s', idle_timeout: '2s', max_connections: 5000 },
+      {
+        read_header_timeout: '2s',
+        read_timeout: '2s',
+        idle_timeout: '2s',
+        max_connections: 5000,
+        // All from 127.0.0.1: the per-address share would close most of them at once.
+        max_connections_per_address: 0,
+      },
       { upgrade_timeout: '2s' },
     );
   });
@@ -166,9 +181,110 @@ describe('[api] max_connections on a real svcd', () => {
     expect((await extra.closed).received).toBe('');
     const warning = await s.proc.waitForLog('API connection refused: [api] max_connections are open');
     expect(warning).toMatchObject({ level: 'warn', max_connections: 20 });
+    // Another address is served: the address holding the most gives up its oldest connection.
+    const other = await rawRequest(s.apiPort, STATUS_REQUEST, { localAddress: OPERATOR_ADDRESS });
+    expect(other.status).toBe(200);
+    expect((await held[0]!.closed).received).toBe('');
+    held.shift();
 
     await expectAllTimedOut(held);
     expect((await s.api.get('/login', { auth: ADMIN })).status).toBe(200);
     expect(s.proc.child.exitCode).toBeNull();
+  });
+});
+
+const STATUS_REQUEST = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${BASIC}\r\nConnection: close\r\n\r\n`;
+/** An operator's probe from another loopback address (Linux routes all of 127/8 to lo). */
+const OPERATOR_ADDRESS = '127.0.0.2';
+const SLOWLORIS = fileURLToPath(new URL('../test-support/slowloris.ts', import.meta.url));
+const countResponses = (received: string) => received.split(/^HTTP\/1\.1 /m).length - 1;
+
+describe('slow-request attacks on a real svcd (default limits)', () => {
+  let svcd: Svcd | undefined;
+  beforeAll(async () => {
+    svcd = await startSvcd({});
+  });
+  afterAll(() => stopSvcd(svcd));
+
+  test('1,000 reconnecting slowloris connections from one address: every operator probe from another is answered', async () => {
+    const s = svcd!;
+    // The attack runs for longer than read_header_timeout (5 s), so its connections are also cut and renewed.
+    const attacker = startExecutable(process.execPath, [
+      '--import',
+      'tsx',
+      SLOWLORIS,
+      String(s.apiPort),
+      '1000',
+      '8000',
+    ]);
+    await attacker.waitForLine((line) => line === 'attacking');
+    let attacking = true;
+    void attacker.exited.then(() => (attacking = false));
+    const latencies: number[] = [];
+    const statuses: number[] = [];
+    while (attacking) {
+      const started = Date.now();
+      const answer = await rawRequest(s.apiPort, STATUS_REQUEST, {
+        localAddress: OPERATOR_ADDRESS,
+        closeWithinMs: 5000,
+      });
+      statuses.push(answer.status);
+      latencies.push(Date.now() - started);
+    }
+    const made = await attacker.waitForLine((line) => line.startsWith('made '));
+    console.log(
+      `slowloris: ${made} attacker connections; ${statuses.length} probes, slowest ${Math.max(...latencies)} ms`,
+    );
+    expect(statuses.length).toBeGreaterThan(3);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    // The attacker's own address is refused beyond its share, and that is logged.
+    const refused = await s.proc.waitForLog(
+      'API connection refused: this address holds [api] max_connections_per_address',
+    );
+    expect(refused).toMatchObject({ level: 'warn', ip: '127.0.0.1', max_connections_per_address: 128 });
+    expect(errorLines(s)).toEqual([]);
+  });
+
+  test('a partial body without credentials gets one answer, 401, and the connection is closed at once', async () => {
+    const s = svcd!;
+    const partialBody =
+      'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user';
+    // read_timeout is 30 s: a connection kept until then would fail this bound.
+    const connection = await openRaw(s.apiPort, partialBody, { closeWithinMs: 5000 });
+    const { received } = await connection.closed;
+    expect(countResponses(received)).toBe(1);
+    const answer = parseResponse(received);
+    expect(answer.status).toBe(401);
+    expect(answer.headers.connection).toBe('close');
+  });
+
+  test('one address holds at most max_connections_per_address; another address is still served', async () => {
+    const s = svcd!;
+    const held = await openMany(s.apiPort, 128, () => 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n');
+    const extra = await openRaw(s.apiPort, STATUS_REQUEST, { closeWithinMs: 2000 });
+    expect((await extra.closed).received).toBe('');
+    const other = await rawRequest(s.apiPort, STATUS_REQUEST, { localAddress: OPERATOR_ADDRESS });
+    expect(other.status).toBe(200);
+    for (const c of held) c.socket.destroy();
+  });
+
+  test('requests from one address beyond half its connection share get 429, and their connection is closed', async () => {
+    const s = svcd!;
+    // Authenticated requests whose body never completes: each stays in progress until read_timeout.
+    const slowBody =
+      `POST /api/v1/users HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${BASIC}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user';
+    const held = await openMany(s.apiPort, 64, () => slowBody);
+    // The requests are in once svcd reads their bodies; a status probe from the same address then shows it.
+    let answer = await rawRequest(s.apiPort, STATUS_REQUEST);
+    for (let tries = 0; answer.status === 200 && tries < 50; tries++)
+      answer = await rawRequest(s.apiPort, STATUS_REQUEST);
+    expect(answer.status).toBe(429);
+    expect(answer.json.errors[0].code).toBe('ERR_TOO_MANY_REQUESTS');
+    expect(answer.headers.connection).toBe('close');
+    expect((await rawRequest(s.apiPort, STATUS_REQUEST, { localAddress: OPERATOR_ADDRESS })).status).toBe(
+      200,
+    );
+    for (const c of held) c.socket.destroy();
   });
 });

@@ -67,6 +67,8 @@ export class WebSocketStream extends Duplex {
   private readEnded = false;
   private started = false;
   private head: Buffer | undefined;
+  /** Data received while held back (see holdInbound), and who to tell when some arrives. */
+  private held: { payloads: Buffer[]; onHeld: () => void } | undefined;
 
   constructor(
     /** The TCP or TLS socket the frames travel on. */
@@ -87,7 +89,9 @@ export class WebSocketStream extends Duplex {
       maxMessageBytes: options.maxMessageBytes ?? 0,
       handler: {
         data: (payload) => {
-          if (!this.readEnded && !this.push(payload)) this.socketPaused = true;
+          if (this.readEnded) return;
+          if (this.held) return this.keep(payload);
+          if (!this.push(payload)) this.socketPaused = true;
         },
         control: (opcode, payload) => this.onControl(opcode, payload),
         protocolError: (code, message) => this.protocolError(code, message),
@@ -119,6 +123,34 @@ export class WebSocketStream extends Duplex {
   private endReadable(): void {
     this.readEnded = true;
     this.push(null);
+  }
+
+  /**
+   * Keeps received data back instead of passing it on (the socket is paused while some is kept), until
+   * releaseInbound; `onHeld` is told, once, when the first data is kept. Lets a reader (the handshake limiter) wait
+   * for its turn before it reads what the peer sent. Nothing more is read from the socket meanwhile (pings and
+   * a close wait too), so a peer cannot make it keep more than what arrived at once. If the peer goes away
+   * meanwhile, what was kept is dropped with the stream.
+   */
+  holdInbound(onHeld: () => void): void {
+    this.held ??= { payloads: [], onHeld };
+  }
+
+  /** Passes on what was kept back, in order, and stops holding. */
+  releaseInbound(): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    if (this.readEnded || this.destroyed) return;
+    for (const payload of held.payloads) if (!this.push(payload)) this.socketPaused = true;
+    if (!this.socketPaused && this.started) this.socket.resume();
+  }
+
+  private keep(payload: Buffer): void {
+    const held = this.held!;
+    held.payloads.push(payload);
+    this.socket.pause();
+    if (held.payloads.length === 1) held.onHeld();
   }
 
   private readonly onSocketError = (err: Error): void => {

@@ -329,3 +329,47 @@ test('a peer that vanishes (socket cut, no close frame) closes the stream at onc
   peer.terminate();
   await closed;
 });
+
+describe('holding inbound data back', () => {
+  test('held data is kept until released, then read in order', async () => {
+    const server = await streamServer();
+    const ws = await wsClient(server.url);
+    const stream = await server.stream();
+    const received: string[] = [];
+    stream.on('data', (chunk: Buffer) => received.push(chunk.toString()));
+    ws.send(Buffer.from('one'));
+    await vi.waitFor(() => expect(received).toEqual(['one']));
+
+    let told = 0;
+    stream.holdInbound(() => (told += 1));
+    ws.send(Buffer.from('two'));
+    ws.send(Buffer.from('three'));
+    await vi.waitFor(() => expect(told).toBe(1));
+    // Kept, not read: nothing more arrives while held.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received).toEqual(['one']);
+    expect(told).toBe(1);
+
+    stream.releaseInbound();
+    ws.send(Buffer.from('four'));
+    await vi.waitFor(() => expect(received).toEqual(['one', 'two', 'three', 'four']));
+    ws.terminate();
+  });
+
+  test('a peer that goes away while data is held: the stream closes, the data is dropped', async () => {
+    const server = await streamServer();
+    const ws = await wsClient(server.url);
+    const stream = await server.stream();
+    const received: string[] = [];
+    stream.on('data', (chunk: Buffer) => received.push(chunk.toString()));
+    let held = false;
+    stream.holdInbound(() => (held = true));
+    ws.send(Buffer.from('last words'));
+    await vi.waitFor(() => expect(held).toBe(true));
+    const closed = once(stream, 'close');
+    ws.terminate();
+    await closed;
+    stream.releaseInbound();
+    expect(received).toEqual([]);
+  });
+});

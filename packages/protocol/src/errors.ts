@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   badCredentials: 'ERR_BAD_CREDENTIALS',
   badToken: 'ERR_BAD_TOKEN',
   loginThrottled: 'ERR_LOGIN_THROTTLED',
+  tooManyRequests: 'ERR_TOO_MANY_REQUESTS',
   ipBanned: 'ERR_IP_BANNED',
   adminRequired: 'ERR_ADMIN_REQUIRED',
   staticUserStore: 'ERR_STATIC_USER_STORE',

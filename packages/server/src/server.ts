@@ -4,6 +4,7 @@ import type { StatusData } from '@svc/protocol';
 import { MemoryReclaim, reclaimLogFields, type Logger } from '@svc/platform';
 import { Authenticator } from './core/auth/authenticator.js';
 import { LoginGuard } from './core/auth/login-guard.js';
+import { memoryLoginThrottleStore } from './core/auth/memory-login-throttle-store.js';
 import { CachedSessionStore } from './core/auth/session-check-cache.js';
 import { systemClock } from './core/auth/ports.js';
 import type { UserStore } from './core/users/user-store.js';
@@ -285,6 +286,7 @@ export async function startServer(
             userLoginWaitMs: config.api.user_login_wait,
           },
           systemClock,
+          memoryLoginThrottleStore(),
         ),
       });
       const secondFactor = await buildSecondFactor(config, {
@@ -337,6 +339,7 @@ export async function startServer(
           requestTimeoutMs: config.api.read_timeout,
           idleTimeoutMs: config.api.idle_timeout,
           maxConnections: config.api.max_connections,
+          maxConnectionsPerAddress: config.api.max_connections_per_address,
         },
         tls: apiTls,
       });

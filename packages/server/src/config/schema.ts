@@ -435,9 +435,11 @@ const apiSection = z
       .default(1048576)
       .describe('Largest accepted API request body, in bytes.'),
     read_header_timeout: listenerTimeout
-      .prefault('10s')
+      .prefault('5s')
       .describe(
-        'Time a client has to send the request line and headers; a slower request gets 408 and is closed.',
+        'Time a client has to send the request line and headers (and, over HTTPS, to finish the TLS handshake); ' +
+          'a slower request gets 408 and is closed. Short, so that a client sending its headers slowly ' +
+          '(slowloris) holds a connection only briefly.',
       ),
     read_timeout: listenerTimeout
       .prefault('30s')
@@ -455,7 +457,18 @@ const apiSection = z
       .describe(
         'Open API connections at most; more are closed at once (0 = no limit). The API serves people and ' +
           'scripts, a few dozen connections at a time; 512 keeps it from taking the open-file limit ' +
-          '(often 1024) that agents, tunnels and the database need.',
+          '(often 1024) that agents, tunnels and the database need. When all are open, the address holding ' +
+          'the most gives up its oldest connection to a newcomer holding fewer.',
+      ),
+    max_connections_per_address: z
+      .int()
+      .min(0)
+      .default(128)
+      .describe(
+        'Open API connections per client address (IPv6: per /64) at most; more are closed at once, and half ' +
+          'as many requests per address are handled at once (more get 429). Keeps one address from taking ' +
+          'the API from everybody else. 0 = no share: set it behind a reverse proxy, where every request ' +
+          "comes from the proxy's address.",
       ),
     cert_file: path
       .optional()

@@ -18,6 +18,8 @@ export interface AgentLinkTuning {
   helloTimeoutMs: number;
   /** From the WebSocket upgrade to a successful login. */
   handshakeTimeoutMs: number;
+  /** Silence from an agent in its handshake after which its slot is given back (see HandshakeSlot). */
+  handshakeStallMs: number;
   /** Upgrades waiting for a handshake slot; more are refused with 503. */
   handshakeQueueLimit: number;
   handshakeQueueWaitMs: number;
@@ -27,7 +29,11 @@ export interface AgentLinkTuning {
 
 export const DEFAULT_AGENT_LINK_TUNING: AgentLinkTuning = {
   helloTimeoutMs: 30_000,
-  handshakeTimeoutMs: 30_000,
+  // A stalled handshake holds a connection, not a slot, this long; a real agent logs in within a second.
+  handshakeTimeoutMs: 10_000,
+  // Longer than a round trip on a LAN; an agent further away gives its slot back while it waits and gets one again
+  // ahead of new handshakes when its answer comes.
+  handshakeStallMs: 50,
   // A waiting upgrade costs a socket and a parsed request; refusing one raises that agent's backoff, so after a
   // restart a short queue turns into minutes of stragglers (reconnect-storm bench: 101 s with 1000, 43 s with 10k).
   handshakeQueueLimit: 10_000,
@@ -88,9 +94,16 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
   const { registry, log } = options;
   const refusals = new RefusalCounts();
   const tunnelTraffic = new TunnelTraffic();
+  const limiter = new HandshakeLimiter({
+    concurrent: handshakeConcurrency(options.maxConcurrentHandshakes),
+    queueLimit: tuning.handshakeQueueLimit,
+    queueWaitMs: tuning.handshakeQueueWaitMs,
+  });
   const gateway = new SshGateway({
     hostKeyPem: options.hostKey.privateKeyPem,
     handshakeTimeoutMs: tuning.handshakeTimeoutMs,
+    handshakeStallMs: tuning.handshakeStallMs,
+    limiter,
     registry,
     authenticator: options.authenticator,
     settings: {
@@ -104,11 +117,6 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     refusals,
     tunnelTraffic,
     log,
-  });
-  const limiter = new HandshakeLimiter({
-    concurrent: handshakeConcurrency(options.maxConcurrentHandshakes),
-    queueLimit: tuning.handshakeQueueLimit,
-    queueWaitMs: tuning.handshakeQueueWaitMs,
   });
   const listener = await startClientListener({
     address: options.address,

@@ -13,6 +13,7 @@ import { answerClientError, type ClientError } from '../http/malformed-request.j
 import { answerOnSocket, rawErrorOf, sendError, type RawError } from '../http/raw-reply.js';
 import { createListenerServer } from '../http/listener-server.js';
 import { capConnections } from '../http/server-limits.js';
+import { addressKey } from '../http/address-key.js';
 import type { ListenerTls } from '../infra/listener-tls.js';
 import { splitHostPort } from '../infra/address.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
@@ -170,7 +171,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     const abort = new AbortController();
     const onEarlyClose = () => abort.abort();
     socket.once('close', onEarlyClose);
-    limiter.acquire(abort.signal).then(
+    limiter.acquire(abort.signal, addressKey(req.socket.remoteAddress)).then(
       (release) => {
         socket.off('close', onEarlyClose);
         if (socket.destroyed) return release();

@@ -15,6 +15,9 @@ export interface HandshakeLimits {
   queueWaitMs: number;
 }
 
+/** The queue key of handshakes under way; no address looks like it. */
+const RESUMING = '\0resuming';
+
 interface Waiter {
   grant: (release: () => void) => void;
   refuse: (err: HandshakeRefused) => void;
@@ -22,12 +25,16 @@ interface Waiter {
 
 /**
  * Admits at most `concurrent` agent handshakes (WebSocket upgrade + SSH key exchange + login) at once, so a storm
- * of reconnecting agents cannot starve the API; the rest wait in a bounded FIFO queue.
+ * of reconnecting agents cannot starve the API; the rest wait in a bounded queue. Waiters are served by address in
+ * turn (first come, first served within an address), so many connections from one address do not keep an agent
+ * at another waiting behind all of them.
  */
 export class HandshakeLimiter {
   private running = 0;
   private closed = false;
-  private readonly queue: Waiter[] = [];
+  private queued = 0;
+  /** Waiters by address; the Map's order is the turn order, an address moves to the back once served. */
+  private readonly queues = new Map<string, Waiter[]>();
 
   constructor(private readonly limits: HandshakeLimits) {}
 
@@ -36,19 +43,23 @@ export class HandshakeLimiter {
   }
 
   get waiting(): number {
-    return this.queue.length;
+    return this.queued;
   }
 
-  /** Resolves with the release function of a slot; rejects with HandshakeRefused. */
-  acquire(signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Resolves with the release function of a slot; rejects with HandshakeRefused. A handshake already under way
+   * that gave its slot back while it waited for its peer (`resuming`) goes before those not yet started, so that
+   * handshakes finish in the order they began and within their deadline.
+   */
+  acquire(signal?: AbortSignal, address = '', resuming = false): Promise<() => void> {
     if (this.closed) return Promise.reject(new HandshakeRefused('closed'));
     if (this.running < this.limits.concurrent) return Promise.resolve(this.take());
-    if (this.queue.length >= this.limits.queueLimit)
+    if (!resuming && this.queued >= this.limits.queueLimit)
       return Promise.reject(new HandshakeRefused('queue_full'));
+    if (resuming) address = RESUMING;
     return new Promise((resolve, reject) => {
       const leave = (err: HandshakeRefused) => {
-        const at = this.queue.indexOf(waiter);
-        if (at >= 0) this.queue.splice(at, 1);
+        this.remove(address, waiter);
         settle();
         reject(err);
       };
@@ -66,14 +77,39 @@ export class HandshakeLimiter {
         refuse: leave,
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(waiter);
+      const queue = this.queues.get(address);
+      if (queue) queue.push(waiter);
+      else this.queues.set(address, [waiter]);
+      this.queued += 1;
     });
   }
 
   /** Refuses every waiting and future handshake. */
   close(): void {
     this.closed = true;
-    for (const waiter of [...this.queue]) waiter.refuse(new HandshakeRefused('closed'));
+    for (const queue of [...this.queues.values()])
+      for (const waiter of [...queue]) waiter.refuse(new HandshakeRefused('closed'));
+  }
+
+  private remove(address: string, waiter: Waiter): void {
+    const queue = this.queues.get(address);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (!queue || at < 0) return;
+    queue.splice(at, 1);
+    this.queued -= 1;
+    if (queue.length === 0) this.queues.delete(address);
+  }
+
+  /** The first handshake resuming, else the first waiter of the address whose turn it is (it then goes last). */
+  private next(): Waiter | undefined {
+    const resuming = this.queues.get(RESUMING);
+    const [address, queue] = resuming ? [RESUMING, resuming] : (this.queues.entries().next().value ?? []);
+    if (address === undefined || !queue) return undefined;
+    const waiter = queue.shift();
+    this.queued -= 1;
+    this.queues.delete(address);
+    if (queue.length > 0) this.queues.set(address, queue);
+    return waiter;
   }
 
   private take(): () => void {
@@ -83,7 +119,7 @@ export class HandshakeLimiter {
       if (released) return;
       released = true;
       this.running -= 1;
-      const next = this.queue.shift();
+      const next = this.next();
       if (next) next.grant(this.take());
     };
   }

@@ -4,6 +4,8 @@ import type { ClientInfo, Connection, Server } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2';
 import { AgentConnection, type AgentConnectionDeps } from './agent-connection.js';
 import type { RemoteAddress } from './client-listener.js';
+import type { HandshakeLimiter } from './handshake-limiter.js';
+import { HandshakeSlot } from './handshake-slot.js';
 
 interface Pending {
   stream: Duplex;
@@ -17,6 +19,10 @@ export interface SshGatewayOptions extends AgentConnectionDeps {
   hostKeyPem: string;
   /** Time from the WebSocket upgrade to a successful login. */
   handshakeTimeoutMs: number;
+  /** A handshake whose agent sends nothing for this long gives its limiter slot back (see HandshakeSlot). */
+  handshakeStallMs: number;
+  /** Where a handshake that gave its slot back gets one again. */
+  limiter: HandshakeLimiter;
 }
 
 const keyOf = (remote: RemoteAddress): string => `${remote.ip}|${remote.port}`;
@@ -59,20 +65,27 @@ export class SshGateway {
       stream.destroy();
     }, this.options.handshakeTimeoutMs);
     timer.unref();
+    let slot: HandshakeSlot | undefined;
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      slot?.finish();
       // Let go of this closure (timer, key) once the handshake is over: connections live for months.
       stream.off('close', finish);
       if (this.pending.get(key)?.stream === stream) this.pending.delete(key);
-      release();
+      if (!slot) release();
     };
     this.pending.set(key, { stream, remote, finish });
     stream.once('close', finish);
     Object.assign(stream, { remoteAddress: remote.ip, remotePort: remote.port });
     this.server.injectSocket(stream as Socket);
+    // Watching only now: a 'data' listener makes the stream flow, which must not start before ssh2 listens.
+    if (!finished) {
+      const reacquire = (signal: AbortSignal) => this.options.limiter.acquire(signal, '', true);
+      slot = new HandshakeSlot(stream, release, reacquire, this.options.handshakeStallMs);
+    }
     return true;
   }
 

@@ -21,10 +21,11 @@ import { registerJsonBody } from './json-body.js';
 import { refuseConnectMethod } from './connect-method.js';
 import {
   apiClientErrorHandler,
-  limitConnections,
+  closeAfterEarlyAnswer,
   refuseWhileClosing,
   requireHostHeader,
 } from './listener-guards.js';
+import { requestShareOf, shareConnections, shareRequests } from './address-shares.js';
 import { RouteMethods } from './route-methods.js';
 import { observeRequests, type RequestObserver } from './request-observer.js';
 import { createListenerServer } from './listener-server.js';
@@ -80,7 +81,7 @@ export interface ApiDeps {
   /** Told about every answered request (metrics). */
   observeRequest?: RequestObserver | undefined;
   maxRequestBytes: number;
-  /** `[api] read_header_timeout`, `read_timeout`, `idle_timeout`, `max_connections`. */
+  /** `[api] read_header_timeout`, `read_timeout`, `idle_timeout`, `max_connections`, `max_connections_per_address`. */
   limits: ListenerLimits;
   /** `[api] cert_file`, `key_file`, `tls_min`: HTTPS (and wss for /ws/*); plain HTTP when undefined. */
   tls?: ListenerTls | undefined;
@@ -107,7 +108,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       void sendAppError(request, reply, err);
     },
   });
-  limitConnections(app, limits.maxConnections);
+  const perAddress = limits.maxConnectionsPerAddress ?? 0;
+  shareConnections(app, limits.maxConnections, perAddress);
+  shareRequests(app, requestShareOf(perAddress));
+  closeAfterEarlyAnswer(app);
   refuseConnectMethod(app.server);
   // A failed TLS handshake (wrong protocol, certificate refused by the peer, too slow) never reaches Fastify.
   app.server.on('tlsClientError', (err: Error & { code?: string }, socket: { remoteAddress?: string }) => {

@@ -2,9 +2,8 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import { formatDuration } from '@svc/platform';
-import { LogThrottle } from '../core/log-throttle.js';
 import { answerClientError, type ClientError } from './malformed-request.js';
-import { capConnections, type ListenerLimits } from './server-limits.js';
+import type { ListenerLimits } from './server-limits.js';
 
 /** Malformed or too slow requests: answered in our shape by Node's 'clientError', logged at debug. */
 export function apiClientErrorHandler(limits: ListenerLimits, log: FastifyBaseLogger) {
@@ -20,18 +19,15 @@ export function apiClientErrorHandler(limits: ListenerLimits, log: FastifyBaseLo
   };
 }
 
-const DROP_LOG_INTERVAL_MS = 60_000;
-
-/** `[api] max_connections`; refusals are logged at most once a minute, with how many were held back. */
-export function limitConnections(app: FastifyInstance, maxConnections: number): void {
-  const throttle = new LogThrottle(DROP_LOG_INTERVAL_MS, 1);
-  capConnections(app.server, maxConnections, () => {
-    const heldBack = throttle.admit('api');
-    if (heldBack === undefined) return;
-    app.log.warn(
-      { max_connections: maxConnections, refused_before: heldBack },
-      'API connection refused: [api] max_connections are open',
-    );
+/**
+ * A response sent before its request has fully arrived (401 before the body, 413, 429) ends the connection:
+ * otherwise Node would keep reading the rest of the body for a request already answered, holding the socket until
+ * `read_timeout` and then answering it a second time (408).
+ */
+export function closeAfterEarlyAnswer(app: FastifyInstance): void {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 

@@ -11,6 +11,8 @@ export interface ListenerLimits {
   idleTimeoutMs: number;
   /** Open connections at most; 0 = no limit. */
   maxConnections: number;
+  /** Open connections per address at most (the API's `max_connections_per_address`); 0 or unset = no share. */
+  maxConnectionsPerAddress?: number;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { ADMIN, OPERATOR, startTestServer, type TestServer } from '../../../../test-support/server.js';
+import { rawRequest } from '../../../../test-support/raw-http.js';
 
 const basic = (u: string, p: string) => ({ auth: { basic: [u, p] as [string, string] } });
 
@@ -67,5 +68,42 @@ describe('brute-force protection', () => {
     expect((await t.api.get('/status', basic('long', password + 'é'))).status).toBe(401);
     // Both over-long attempts counted as failed logins: the IP is banned now.
     expect((await t.api.get('/login', basic('long', password))).status).toBe(423);
+  });
+
+  test('a guesser from changing addresses locks out neither API tokens, nor a JWT, nor the usual address', async () => {
+    t = await startTestServer({ store: 'file', api: { user_login_wait: '2s' } });
+    const asAdmin = basic(ADMIN.username, ADMIN.password);
+    // The user's usual address (127.0.0.1) has logged in; it holds a JWT and an API token.
+    const jwt = (await t.api.get('/login', asAdmin)).json.data.token as string;
+    const created = await t.api.post('/me/tokens', { name: 'ci', scope: 'read+write' }, asAdmin);
+    expect(created.status, created.text).toBe(201);
+    const apiToken = created.json.data.token as string;
+    const port = Number(new URL(t.server.apiUrl!).port);
+    const get = (path: string, authorization: string, localAddress?: string) =>
+      rawRequest(
+        port,
+        `GET /api/v1${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nConnection: close\r\n\r\n`,
+        localAddress ? { localAddress } : {},
+      );
+    const basicHeader = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+
+    const guesses: number[] = [];
+    const withToken: number[] = [];
+    const withJwt: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      guesses.push(
+        (await get('/login', basicHeader(ADMIN.username, `guess-${i}`), `127.0.1.${i + 1}`)).status,
+      );
+      withToken.push((await get('/status', basicHeader(ADMIN.username, apiToken))).status);
+      withJwt.push((await get('/status', `Bearer ${jwt}`)).status);
+    }
+    expect(withToken).toEqual(Array(40).fill(200));
+    expect(withJwt).toEqual(Array(40).fill(200));
+    // 30 wrong guesses at one user within 15 minutes; then new addresses are refused for this user.
+    expect(guesses.slice(0, 30)).toEqual(Array(30).fill(401));
+    expect(guesses.slice(30)).toEqual(Array(10).fill(429));
+    // The usual address still logs in with the password; a new one does not.
+    expect((await get('/login', basicHeader(ADMIN.username, ADMIN.password))).status).toBe(200);
+    expect((await get('/login', basicHeader(ADMIN.username, ADMIN.password), '127.0.2.1')).status).toBe(429);
   });
 });

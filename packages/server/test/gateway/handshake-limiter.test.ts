@@ -84,7 +84,8 @@ describe('the handshake limit on the agent listener', () => {
   test('a stalled handshake times out; with the queue full, upgrades are refused with 503', async () => {
     t = await startGatewayServer({
       server: { max_concurrent_ssh_handshakes: 1 },
-      tuning: { handshakeTimeoutMs: 800, handshakeQueueLimit: 0 },
+      // A silent socket keeps its slot here, as if it were busy.
+      tuning: { handshakeTimeoutMs: 800, handshakeStallMs: 800, handshakeQueueLimit: 0 },
     });
     const server = t;
     const stalled = await silentSocket(server.url);
@@ -111,7 +112,7 @@ describe('the handshake limit on the agent listener', () => {
   test('an upgrade waiting for a slot longer than upgrade_timeout is not dropped', async () => {
     t = await startGatewayServer({
       server: { max_concurrent_ssh_handshakes: 1, upgrade_timeout: '100ms' },
-      tuning: { handshakeTimeoutMs: 800 },
+      tuning: { handshakeTimeoutMs: 800, handshakeStallMs: 800 },
     });
     const server = t;
     const stalled = await silentSocket(server.url);
@@ -122,5 +123,42 @@ describe('the handshake limit on the agent listener', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect(logsWith(server, 'agent connection refused')).toEqual([]);
     await agent.close();
+  });
+});
+
+describe('HandshakeLimiter turns', () => {
+  test('waiters are served by address in turn, and handshakes under way first', async () => {
+    const limiter = new HandshakeLimiter({ concurrent: 1, queueLimit: 100, queueWaitMs: 10_000 });
+    const release = await limiter.acquire();
+    const order: string[] = [];
+    // Each waiter hands its slot on as soon as it gets it.
+    const wait = (name: string, address: string, resuming = false) =>
+      limiter.acquire(undefined, address, resuming).then((handOn) => {
+        order.push(name);
+        handOn();
+      });
+    const waiters = [
+      wait('a1', 'a'),
+      wait('a2', 'a'),
+      wait('a3', 'a'),
+      wait('b1', 'b'),
+      wait('c1', 'c'),
+      wait('b2', 'b'),
+      wait('r1', '', true),
+    ];
+    expect(limiter.waiting).toBe(7);
+    release();
+    await Promise.all(waiters);
+    expect(order).toEqual(['r1', 'a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+    expect([limiter.active, limiter.waiting]).toEqual([0, 0]);
+  });
+
+  test('a handshake under way is queued even when the queue is full', async () => {
+    const limiter = new HandshakeLimiter({ concurrent: 1, queueLimit: 0, queueWaitMs: 10_000 });
+    const release = await limiter.acquire();
+    await expect(limiter.acquire(undefined, 'a')).rejects.toMatchObject({ reason: 'queue_full' });
+    const resumed = limiter.acquire(undefined, 'a', true);
+    release();
+    expect(typeof (await resumed)).toBe('function');
   });
 });

@@ -15,7 +15,9 @@ export interface TokenCaller {
 /**
  * Checks HTTP Basic credentials whose password has the shape of an API token (`<prefix>_<secret>`): one lookup
  * by prefix and a SHA-256, never a bcrypt. A password that only looks like a token (no token of this user has
- * that prefix) is left to the password check.
+ * that prefix) is left to the password check, and so to its throttle. A token itself is not throttled: its
+ * 256-bit secret cannot be guessed, and a guesser of the user's password must not lock its tokens out. A wrong
+ * secret still counts as a failed login.
  */
 export class ApiTokenChecker {
   constructor(
@@ -30,20 +32,19 @@ export class ApiTokenChecker {
   async check(username: string, password: string, ip: string): Promise<TokenCaller | undefined> {
     const presented = parseToken(password);
     if (!presented) return undefined;
-    this.guard.assertMayTry(ip, username);
     const record = await this.tokens.findByPrefix(presented.prefix);
     if (!record || !lookupForms(username).includes(record.username)) return undefined;
-    if (!secretMatches(presented.secret, record.secretHash)) return this.fail(ip, username);
+    if (!secretMatches(presented.secret, record.secretHash)) return await this.fail(ip, username);
     if (record.expiresAt.getTime() <= this.clock.now().getTime()) throw apiTokenErrors.expired(record.prefix);
     // Groups come from the user store on every request, as for Bearer tokens.
     const user = await this.users.find(record.username);
-    if (!user) return this.fail(ip, username);
-    this.guard.recordSuccess(ip, username);
+    if (!user) return await this.fail(ip, username);
+    await this.guard.recordSuccess(ip, username);
     return { user, apiToken: { prefix: record.prefix, scope: record.scope } };
   }
 
-  private fail(ip: string, username: string): never {
-    this.guard.recordFailure(ip, username);
+  private async fail(ip: string, username: string): Promise<never> {
+    await this.guard.recordFailure(ip, username);
     throw this.badCredentials();
   }
 }

@@ -101,16 +101,16 @@ export class Authenticator {
    */
   async checkPassword(username: string, password: string, ip: string): Promise<UserRecord> {
     const { guard, hasher } = this.deps;
-    guard.assertMayTry(ip, username);
+    await guard.assertMayTry(ip, username);
     const user = username ? await this.findUser(username) : undefined;
     this.unknownUserHash ??= hasher.hash(randomUUID());
     const matches = await hasher.verify(password, user?.passwordHash ?? (await this.unknownUserHash));
     const ok = matches && passwordByteLength(password) <= PASSWORD_MAX_BYTES;
     if (!user || !ok) {
-      guard.recordFailure(ip, username);
+      await guard.recordFailure(ip, username);
       throw badCredentials();
     }
-    guard.recordSuccess(ip, username);
+    await guard.recordSuccess(ip, username);
     return user;
   }
 
