@@ -67,7 +67,7 @@ async function startAgent(id: string): Promise<RunningProcess> {
 }
 
 /** Polls (bounded) until `check` returns a value: the API offers no event for a job's end. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, withinMs = 30_000): Promise<T> {
+async function until<T>(what: string, check: () => Promise<T | undefined>, withinMs = 60_000): Promise<T> {
   const deadline = Date.now() + withinMs;
   for (;;) {
     const value = await check();
@@ -200,4 +200,4 @@ test('svcd killed during a job and during a sequential run: results kept by agen
   const ends = finished.jobs.map((j) => j.finished_at as string).sort();
   expect(finished.finished_at).toBe(ends.at(-1));
   expect(agents.get('seq-2')?.stdoutLines.some((l) => l.includes('seq done'))).toBe(false);
-}, 120_000);
+}, 240_000);
