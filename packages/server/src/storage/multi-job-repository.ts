@@ -1,10 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ListQuery, MultiJobSummary } from '@svc/protocol';
-import type {
-  InterruptedRun,
-  MultiJobRepository,
-  StoredMultiJob,
-} from '../core/jobs/multi-job-ports.js';
+import type { InterruptedRun, MultiJobRepository, StoredMultiJob } from '../core/jobs/multi-job-ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';

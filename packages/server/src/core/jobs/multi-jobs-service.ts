@@ -53,11 +53,11 @@ function countByStatus(jobs: readonly Job[]): JobStatusCounts {
   return counts;
 }
 
-const lastFinished = (jobs: readonly Job[]): string | null =>
-  jobs.reduce<string | null>(
+const lastFinished = (jobs: readonly Job[]): string | undefined =>
+  jobs.reduce<string | undefined>(
     (last, job) =>
-      job.finished_at !== null && (last === null || job.finished_at > last) ? job.finished_at : last,
-    null,
+      job.finished_at !== null && (last === undefined || job.finished_at > last) ? job.finished_at : last,
+    undefined,
   );
 
 const multiJobNotFound = (jid: string) =>
@@ -103,16 +103,10 @@ export class MultiJobsService {
     const jobs = withJobs ? await this.deps.jobs.listByMultiJob(jid) : undefined;
     const counts = jobs ? countByStatus(jobs) : await this.deps.jobs.countByMultiJob(jid);
     const status = runStatus(counts, stored.targetCount);
-    const finishedAt =
-      status === 'running'
-        ? null
-        : jobs
-          ? lastFinished(jobs)
-          : ((await this.deps.jobs.lastFinishedAt(jid)) ?? null);
-    const state: RunState = {
-      status,
-      finished_at: finishedAt ?? (status === 'running' ? null : stored.summary.started_at),
-    };
+    // An ended run's finished_at is its last child's end (a run without children ended when it started).
+    const lastEnd = async () =>
+      (jobs ? lastFinished(jobs) : await this.deps.jobs.lastFinishedAt(jid)) ?? stored.summary.started_at;
+    const state: RunState = { status, finished_at: status === 'running' ? null : await lastEnd() };
     return { job: { ...stored.summary, ...state, ...(jobs ? { jobs } : {}) }, counts };
   }
 
