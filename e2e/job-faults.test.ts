@@ -58,6 +58,9 @@ async function startAgent(id: string): Promise<RunningProcess> {
       'order = ["deny", "allow"]',
       "deny = ['forbidden']",
       "allow = ['^$']",
+      // Back soon after svcd restarts (the default backoff grows to minutes).
+      '[connection]',
+      'max_retry_interval = "2s"',
     ].join('\n'),
   );
   const agent = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
