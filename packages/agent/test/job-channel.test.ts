@@ -256,10 +256,15 @@ test('a job that ends while svcd is down is delivered when svcd is back', async 
   restarted.outputs.length = 0;
   await restarted.start();
   const stored = await storedResult(run.jid);
+  // The hello told svcd the agent still has this job, so svcd waits for the replay instead of ending it unknown.
+  expect(restarted.hellos.at(-1)?.jobs).toEqual([run.jid]);
   expect(stored.header).toEqual({ jid: run.jid, replay: true });
   expect(joined(stored.stdout).toString()).toBe('before\nafter\n');
   expect(stored.end?.status).toBe('successful');
   await vi.waitFor(() => expect(agent.pendingResults).toBe(0));
+  // Acknowledged results are no longer listed on the next hello.
+  restarted.dropConnections();
+  await vi.waitFor(() => expect(restarted.hellos.at(-1)?.jobs).toEqual([]), { timeout: 10_000 });
 });
 
 test("jobs do not see the agent's credentials or its malloc tuning in their environment", async () => {

@@ -29,6 +29,7 @@ import { JobWatch } from './core/jobs/job-watch.js';
 import { CountingJobRepository, JobTally } from './core/jobs/job-tally.js';
 import type { JobRepository } from './core/jobs/ports.js';
 import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
+import { sweepJobDeadlines } from './core/jobs/job-deadlines.js';
 import { registryJobClients, registryTargetClients } from './core/jobs/registry-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
 import { PortPool } from './core/tunnels/port-pool.js';
@@ -104,6 +105,8 @@ export interface ServerOptions {
   /** Dispatches at once of a concurrent multi-client job (tests, benchmarks). */
   concurrentJobWindow?: number;
   tunnels?: Partial<TunnelTuning>;
+  /** How often overdue jobs are looked for (DEADLINE_SWEEP_INTERVAL_MS unless tests shorten it). */
+  jobSweepIntervalMs?: number;
   /** scrypt cost of a new vault; tests pass cheaper parameters than the production ones. */
   vaultKdf?: KdfParams;
 }
@@ -116,6 +119,7 @@ type Opened = {
   vault?: VaultStorage;
   multiJobs?: MultiJobsService;
   memoryReclaim?: MemoryReclaim;
+  stopDeadlineSweep?: () => void;
   database: Database;
 };
 
@@ -207,6 +211,13 @@ export async function startServer(
       ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;
+    const recovered = await multiJobs.recoverInterrupted();
+    if (recovered > 0)
+      logger.warn(
+        { runs: recovered },
+        'multi-client runs were cut short by the last stop of svcd; the clients they had not reached got failed jobs',
+      );
+    opened.stopDeadlineSweep = sweepJobDeadlines(jobs, logger, options.jobSweepIntervalMs);
     const metrics = config.api.metrics_address
       ? createSvcdMetrics({
           clients,
@@ -485,6 +496,7 @@ async function closeAll(opened: Opened) {
   if (opened.api) await closeApi(opened.api);
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
+  opened.stopDeadlineSweep?.();
   opened.memoryReclaim?.stop();
   await opened.clients?.close();
   await opened.tunnels?.closeAll();

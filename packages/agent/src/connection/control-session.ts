@@ -18,8 +18,8 @@ export interface SessionOptions {
   identity: Omit<Hello, 'facts'>;
   collectFacts: () => Promise<SystemFacts>;
   allowList: TunnelAllowList;
-  /** Runs svcd's jobs; without it, job.run is answered `failed`. */
-  jobs?: { run(job: JobRun): Promise<JobRunReply> };
+  /** Runs svcd's jobs; without it, job.run is answered `failed`. `held` lists them for hello. */
+  jobs?: { run(job: JobRun): Promise<JobRunReply>; held(): string[] | undefined };
   /** Relays svcd's tunnel connections; without one, tunnel.open is refused. */
   forwarder?: TunnelForwarder;
   logger: Pick<Logger, 'debug' | 'info' | 'warn'>;
@@ -84,7 +84,12 @@ export class ControlSession {
   async hello(): Promise<HelloReply> {
     const facts = await this.options.collectFacts();
     this.lastFacts = JSON.stringify(facts);
-    return this.peer.request('hello', { ...this.options.identity, facts }, this.options.helloTimeoutMs);
+    const jobs = this.options.jobs?.held();
+    return this.peer.request(
+      'hello',
+      { ...this.options.identity, facts, ...(jobs ? { jobs } : {}) },
+      this.options.helloTimeoutMs,
+    );
   }
 
   /** Sends a finished job's result in one `job.result` request; resolves when svcd has stored it. */

@@ -1,6 +1,6 @@
 import type { Client } from 'ssh2';
 import type { LineLogger as Logger } from '@svc/platform';
-import type { JobRun, JobRunReply } from '@svc/protocol';
+import { MAX_HELD_JOBS, type JobRun, type JobRunReply } from '@svc/protocol';
 import { jobErrors } from './job-errors.js';
 import type { JobOutput } from './job-output.js';
 import { startJob, type JobEnvironment } from './job-start.js';
@@ -44,6 +44,14 @@ export class JobExecutor {
   /** Results not yet acknowledged by svcd. */
   get pendingResults(): number {
     return this.store.size;
+  }
+
+  /**
+   * The jobs svcd should still count on for hello: running, or ended and not yet acknowledged. undefined when
+   * there are too many to list (svcd then waits for their deadlines).
+   */
+  held(): string[] | undefined {
+    return this.store.size > MAX_HELD_JOBS ? undefined : this.store.all().map((output) => output.jid);
   }
 
   /** Answers `job.run`: starts the job and replies once its process runs, or throws the job error. */

@@ -24,6 +24,7 @@ import {
   JOB_OUTPUT_ACK,
   JOB_OUTPUT_SUBSYSTEM,
   WS_SUBPROTOCOL,
+  type Hello,
   type JobEnd,
   type JobOutputHeader,
   type JobResult,
@@ -63,6 +64,8 @@ export class JobSvcd {
   /** Whether `job.result` requests are known; each one received, in order. */
   resultRequests = false;
   readonly results: JobResult[] = [];
+  /** Every hello received, in order. */
+  readonly hellos: Hello[] = [];
   /** Decides per `job.result` request: acknowledge (reply), or answer an error (offer it again later). */
   onResult: (result: JobResult) => 'ack' | 'error' = () => 'ack';
   private readonly links = new Set<AgentLink>();
@@ -163,7 +166,8 @@ export class JobSvcd {
     const peer = new ControlPeer(channel, { side: 'server', requestTimeoutMs: 10_000 });
     link.peer = peer;
     peer
-      .on('hello', () => {
+      .on('hello', (hello) => {
+        this.hellos.push(hello);
         link.helloDone = true;
         return { server_version: 'test', keepalive_interval_ms: 20_000 };
       })

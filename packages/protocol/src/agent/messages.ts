@@ -39,6 +39,9 @@ export const systemFactsSchema = z.object({
 });
 export type SystemFacts = z.infer<typeof systemFactsSchema>;
 
+/** Jobs a hello may list (36-character ids: about 160 KiB, within MAX_CONTROL_MESSAGE_BYTES with the facts). */
+export const MAX_HELD_JOBS = 4096;
+
 const labelsSchema = z.record(z.string().check(z.maxLength(256)), z.string().check(z.maxLength(1024)));
 
 /** What an agent says about itself: its chosen id and name, tags, labels and the host's facts. */
@@ -51,6 +54,13 @@ export const helloSchema = z.object({
   tags: z.array(z.string().check(z.maxLength(256))).check(z.maxLength(100)),
   labels: labelsSchema,
   facts: systemFactsSchema,
+  /**
+   * The jobs this agent process still has: running, or ended with a result svcd has not acknowledged. svcd ends
+   * as `unknown` every job of this client it still shows running that was sent before this hello and is not
+   * listed (the agent restarted, or dropped the result). Left out when the agent does not say (an older agent,
+   * or more than MAX_HELD_JOBS): svcd then waits for the job's deadline instead.
+   */
+  jobs: z.optional(z.array(z.uuid()).check(z.maxLength(MAX_HELD_JOBS))),
 });
 export type Hello = z.infer<typeof helloSchema>;
 

@@ -3,7 +3,14 @@
  * the one request message of the /ws/commands and /ws/scripts sockets) and the multi-client job as GET returns it.
  */
 import { z } from 'zod';
-import { commandTextSchema, jobSchema, libraryRunOptions, runOptions, scriptTextSchema } from './jobs.js';
+import {
+  commandTextSchema,
+  jobSchema,
+  jobStatusSchema,
+  libraryRunOptions,
+  runOptions,
+  scriptTextSchema,
+} from './jobs.js';
 
 const operatorSchema = z
   .string()
@@ -131,8 +138,17 @@ export const multiJobSummarySchema = z.object({
 });
 export type MultiJobSummary = z.infer<typeof multiJobSummarySchema>;
 
-/** Spec 2.10: the multi-client job with its child jobs (each carrying multi_job_id). */
-export const multiJobSchema = multiJobSummarySchema.extend({ jobs: z.array(jobSchema) });
+/**
+ * Spec 2.10: the multi-client job with its child jobs (each carrying multi_job_id), plus the run's overall
+ * `status` and `finished_at`. It is `running` until every client it targets has a child job that ended; then
+ * `failed` when a child failed, else `unknown` when a child's outcome is unknown, else `successful`.
+ * `finished_at` is when its last child ended, null while it runs.
+ */
+export const multiJobSchema = multiJobSummarySchema.extend({
+  status: jobStatusSchema,
+  finished_at: z.string().nullable(),
+  jobs: z.array(jobSchema),
+});
 export type MultiJob = z.infer<typeof multiJobSchema>;
 
 export const MULTI_JOB_FIELDS = Object.keys(multiJobSchema.shape) as (keyof MultiJob)[];

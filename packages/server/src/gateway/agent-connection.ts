@@ -270,8 +270,29 @@ export class AgentConnection implements LiveConnection {
       'client connected',
     );
     this.deps.clientConnected?.();
+    if (hello.jobs) this.settleLostJobs(hello.client_id, hello.jobs);
     this.startKeepalive();
     return { server_version: settings.serverVersion, keepalive_interval_ms: settings.keepaliveIntervalMs };
+  }
+
+  /**
+   * Jobs this client's agent started before now and no longer has end `unknown`. Jobs sent on this connection
+   * meanwhile join the list, so they are never taken for lost.
+   */
+  private settleLostJobs(clientId: string, held: readonly string[]): void {
+    const sink = this.deps.jobResults;
+    if (!sink) return;
+    const kept = new Set(held);
+    this.jobs.logSent(kept);
+    sink
+      .agentHolds(clientId, kept, new Date())
+      .catch((err: unknown) =>
+        this.deps.log.warn(
+          { err, client_id: clientId },
+          'settling the jobs a reconnected agent no longer has failed',
+        ),
+      )
+      .finally(() => this.jobs.logSent(undefined));
   }
 
   /** Pings every interval; an answer (even an error) within the interval means alive, silence means dead. */

@@ -18,6 +18,8 @@ const FAILURE_BY_CODE: Record<string, DispatchError['reason']> = {
 /** The jobs of one agent connection: job.run requests, and the output channels the agent opens for results. */
 export class AgentJobs implements JobAgent {
   private openChannels = 0;
+  /** While a hello's job list is being settled, every job sent on this connection is added to it. */
+  private sentLog: Set<string> | undefined;
 
   constructor(
     private readonly peer: () => ControlPeer | undefined,
@@ -30,6 +32,7 @@ export class AgentJobs implements JobAgent {
   async run(job: JobRun): Promise<JobRunReply> {
     const peer = this.peer();
     if (!peer) throw new DispatchError('offline', 'the client is not connected');
+    this.sentLog?.add(job.jid);
     try {
       return await peer.request('job.run', job, JOB_RUN_TIMEOUT_MS);
     } catch (err) {
@@ -40,6 +43,11 @@ export class AgentJobs implements JobAgent {
         throw new DispatchError('offline', 'the client disconnected before it answered');
       throw new DispatchError('failed', `${message}; the client may have started it`);
     }
+  }
+
+  /** Adds the id of every job sent from now on to `log`, until called with undefined. */
+  logSent(log: Set<string> | undefined): void {
+    this.sentLog = log;
   }
 
   /** Whether another output channel may open now. */

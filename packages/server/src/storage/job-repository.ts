@@ -1,10 +1,12 @@
 import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
 import {
   noJobs,
+  resultDueAt,
   type FinishedJob,
   type JobOutcome,
   type JobRepository,
   type JobStatusCounts,
+  type OverdueJob,
   type StartedJob,
 } from '../core/jobs/ports.js';
 import type { Database } from './database.js';
@@ -88,6 +90,7 @@ function toRow(job: Job): Insertable<JobsTable> {
     stderr: storable(job.result.stderr),
     stdout_truncated: flag(job.result.stdout_truncated),
     stderr_truncated: flag(job.result.stderr_truncated),
+    result_due_at: job.status === 'running' ? resultDueAt(job) : null,
   };
 }
 
@@ -114,14 +117,17 @@ export class SqlJobRepository implements JobRepository {
       stderr: '',
       stdout_truncated: 0,
       stderr_truncated: 0,
+      status_presumed: 0,
+      result_due_at: null,
     };
+    // Parameters: the `set` values in order, then jid, client_id, 'running', 1.
     const finish = (set: typeof result & { pid?: number; started_at?: number }) =>
       db
         .updateTable('jobs')
         .set(set)
         .where('jid', '=', '')
         .where('client_id', '=', '')
-        .where('status', '=', 'running')
+        .where((eb) => eb.or([eb('status', '=', 'running'), eb('status_presumed', '=', 1)]))
         .compile();
     this.#finish = finish(result);
     this.#finishStarted = finish({ ...result, pid: 0, started_at: 0 });
@@ -241,8 +247,10 @@ export class SqlJobRepository implements JobRepository {
           storable(outcome.stderr),
           flag(outcome.stdout_truncated),
           flag(outcome.stderr_truncated),
+          flag(outcome.presumed === true),
+          null,
         ];
-        const where = [jid, clientId, 'running'];
+        const where = [jid, clientId, 'running', 1];
         const result = await db.executeQuery(
           started
             ? {
@@ -262,6 +270,61 @@ export class SqlJobRepository implements JobRepository {
   /** A single statement runs alone; several share one transaction (one commit, one fsync). */
   private inTransaction<T>(work: (db: Kysely<StorageSchema>) => Promise<T>): Promise<T> {
     return withStorageErrors(() => this.database.db.transaction().execute(work));
+  }
+
+  overdue(now: Date, limit: number): Promise<OverdueJob[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select(['jid', 'client_id'])
+        .where('result_due_at', '<=', now.getTime())
+        .where('status', '=', 'running')
+        .orderBy('result_due_at')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => ({ jid: row.jid, clientId: row.client_id }));
+    });
+  }
+
+  awaitingResult(clientId: string, before: Date): Promise<string[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select('jid')
+        .where('client_id', '=', clientId)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'running'),
+            eb.and([eb('status', '=', 'unknown'), eb('status_presumed', '=', 1)]),
+          ]),
+        )
+        .where('created_at', '<', before.getTime())
+        .where('started_at', 'is not', null)
+        .execute();
+      return rows.map((row) => row.jid);
+    });
+  }
+
+  lastFinishedAt(multiJobId: string): Promise<string | undefined> {
+    return withStorageErrors(async () => {
+      const row = await this.database.db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.max('finished_at').as('last'))
+        .where('multi_job_id', '=', multiJobId)
+        .executeTakeFirst();
+      return row?.last == null ? undefined : (toIso(row.last) ?? undefined);
+    });
+  }
+
+  childClientIds(multiJobId: string): Promise<string[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select('client_id')
+        .where('multi_job_id', '=', multiJobId)
+        .execute();
+      return rows.map((row) => row.client_id);
+    });
   }
 
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {

@@ -239,6 +239,31 @@ const MIGRATIONS: readonly SchemaMigration[] = [
     },
   },
   {
+    name: '010_job_recovery',
+    async up(db, engine) {
+      // When svcd stops waiting for a running job's result (NULL once it ended), and whether its `unknown` was
+      // presumed by svcd (a late result from the agent still replaces it).
+      await db.schema.alterTable('jobs').addColumn('result_due_at', 'bigint').execute();
+      await db.schema
+        .alterTable('jobs')
+        .addColumn('status_presumed', 'smallint', (col) => col.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('jobs_result_due_idx').on('jobs').column('result_due_at').execute();
+      // A reconnecting agent's jobs still waiting for a result, without reading the client's whole history.
+      await db.schema
+        .createIndex('jobs_client_status_idx')
+        .on('jobs')
+        .columns(['client_id', 'status'])
+        .execute();
+      // The clients a run resolved to (JSON ids, up to ~400 KiB), how many, and when every one had a child job;
+      // a run without run_ended_at was interrupted by a crash and is completed at the next start.
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await db.schema.alterTable('multi_jobs').addColumn('target_ids', text).execute();
+      await db.schema.alterTable('multi_jobs').addColumn('target_count', 'integer').execute();
+      await db.schema.alterTable('multi_jobs').addColumn('run_ended_at', 'bigint').execute();
+    },
+  },
+  {
     name: '012_library_script_openrport_fields',
     async up(db, engine) {
       // One column per statement: SQLite adds one at a time. Nullable, so no default is needed on any engine;

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ListQuery, MultiJobSummary } from '@svc/protocol';
-import type { MultiJobRepository } from '../core/jobs/multi-job-ports.js';
+import type { InterruptedRun, MultiJobRepository, StoredMultiJob } from '../core/jobs/multi-job-ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
@@ -19,7 +19,9 @@ const isSet = (value: number | string | boolean): boolean => Number(value) === 1
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
-function toSummary(row: Selectable<MultiJobsTable>): MultiJobSummary {
+type SummaryRow = Omit<Selectable<MultiJobsTable>, 'target_ids' | 'target_count' | 'run_ended_at'>;
+
+function toSummary(row: SummaryRow): MultiJobSummary {
   return {
     jid: row.jid,
     started_at: new Date(Number(row.started_at)).toISOString(),
@@ -59,7 +61,7 @@ const UNTARGETED = [
 export class SqlMultiJobRepository implements MultiJobRepository {
   constructor(private readonly database: Database) {}
 
-  insert(job: MultiJobSummary): Promise<void> {
+  insert(job: MultiJobSummary, targetIds: readonly string[]): Promise<void> {
     return withStorageErrors(async () => {
       await this.database.db
         .insertInto('multi_jobs')
@@ -79,20 +81,50 @@ export class SqlMultiJobRepository implements MultiJobRepository {
           timeout_sec: job.timeout_sec,
           concurrent: flag(job.concurrent),
           abort_on_err: flag(job.abort_on_err),
+          target_ids: JSON.stringify(targetIds),
+          target_count: targetIds.length,
         })
         .execute();
     });
   }
 
-  get(jid: string, withTargets = true): Promise<MultiJobSummary | undefined> {
+  get(jid: string, withTargets = true): Promise<StoredMultiJob | undefined> {
     return withStorageErrors(async () => {
-      const query = this.database.db.selectFrom('multi_jobs').where('jid', '=', jid);
-      if (withTargets) {
-        const row = await query.selectAll().executeTakeFirst();
-        return row ? toSummary(row) : undefined;
-      }
-      const row = await query.select(UNTARGETED).executeTakeFirst();
-      return row ? toSummary({ ...row, ...NO_TARGETS }) : undefined;
+      const query = this.database.db
+        .selectFrom('multi_jobs')
+        .select([...UNTARGETED, 'target_count'])
+        .where('jid', '=', jid);
+      const row = withTargets
+        ? await query.select(['client_ids', 'group_ids', 'tags', 'labels']).executeTakeFirst()
+        : await query.executeTakeFirst().then((found) => found && { ...found, ...NO_TARGETS });
+      if (!row) return undefined;
+      const targetCount = row.target_count === null ? null : Number(row.target_count);
+      return { summary: toSummary(row), targetCount };
+    });
+  }
+
+  markRunEnded(jid: string, at: Date): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .updateTable('multi_jobs')
+        .set({ run_ended_at: at.getTime() })
+        .where('jid', '=', jid)
+        .execute();
+    });
+  }
+
+  interrupted(): Promise<InterruptedRun[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('multi_jobs')
+        .select([...UNTARGETED, 'target_ids'])
+        .where('run_ended_at', 'is', null)
+        .where('target_ids', 'is not', null)
+        .execute();
+      return rows.map((row) => ({
+        summary: toSummary({ ...row, ...NO_TARGETS }),
+        targetIds: parsed<string[]>(row.target_ids) ?? [],
+      }));
     });
   }
 

@@ -94,6 +94,10 @@ export interface JobsTable {
   stderr: string;
   stdout_truncated: ColumnType<number | string | boolean, number, number>;
   stderr_truncated: ColumnType<number | string | boolean, number, number>;
+  /** Migration 010: when svcd stops waiting for the result of a running job; NULL once it ended. */
+  result_due_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** Migration 010: 1 when svcd presumed the `unknown` status (no result came); an agent's result replaces it. */
+  status_presumed: ColumnType<number | string | boolean, number | undefined, number>;
 }
 
 export interface StorageSchema {
@@ -211,6 +215,11 @@ export interface MultiJobsTable {
   timeout_sec: number;
   concurrent: ColumnType<number | string | boolean, number, number>;
   abort_on_err: ColumnType<number | string | boolean, number, number>;
+  /** Migration 010: the resolved targets (JSON array of client ids); NULL for runs older than 010. */
+  target_ids: ColumnType<string | null, string | null | undefined, string | null>;
+  target_count: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** Migration 010: when every target had a child job (the run's dispatching ended or was completed). */
+  run_ended_at: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface StorageSchema {

@@ -105,6 +105,11 @@ describe('commands and scripts on many clients', () => {
     });
     expect(job.started_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(job.jobs.map((j: { client_id: string }) => j.client_id)).toEqual(['db-1', 'web-1']);
+    // The run as a whole: ended, successful, at its last child's end; the summary alone tells the same.
+    const ends = job.jobs.map((j: { finished_at: string }) => j.finished_at).sort();
+    expect(job).toMatchObject({ status: 'successful', finished_at: ends.at(-1) });
+    const summary = await t.api.get(`/commands/${jid}?fields[commands]=status,finished_at`, { auth: AUTH });
+    expect(summary.json.data).toEqual({ status: 'successful', finished_at: ends.at(-1) });
     for (const child of job.jobs)
       expect(child).toMatchObject({
         multi_job_id: jid,

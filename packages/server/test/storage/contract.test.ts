@@ -11,6 +11,7 @@ import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { SqlJobRepository } from '../../src/storage/job-repository.js';
 import { clientGroupParamsSchema, parseListQuery, type Job } from '@svc/protocol';
 import { JOB_LIST } from '../../src/core/jobs/job-list.js';
+import { RESULT_GRACE_MS } from '../../src/core/jobs/ports.js';
 import { MULTI_JOB_CHILDREN } from '../../src/core/jobs/multi-job-list.js';
 import { SqlTunnelRepository } from '../../src/storage/tunnel-repository.js';
 import { SqlLibraryScriptRepository } from '../../src/storage/library-script-repository.js';
@@ -93,6 +94,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '007_multi_jobs',
           '008_two_factor',
           '009_api_tokens',
+          '010_job_recovery',
           '012_library_script_openrport_fields',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
@@ -600,6 +602,59 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await jobs.get('both-3', c.jid)).toMatchObject({ status: 'running', pid: 3 });
     });
 
+    it('finds running jobs whose result is overdue; a presumed unknown is replaced by a late result once', async () => {
+      const jobs = new SqlJobRepository(database);
+      const created = new Date(Date.UTC(2031, 0, 1));
+      const at = (ms: number) => new Date(created.getTime() + ms).toISOString();
+      const due = newJob('due-1', { created_at: at(0), timeout_sec: 5 });
+      const later = newJob('due-1', { created_at: at(0), timeout_sec: 3600 });
+      const done = newJob('due-2', { created_at: at(0), timeout_sec: 5 });
+      await jobs.insertMany([due, later, done]);
+      await jobs.finish('due-2', done.jid, { ...outcome, status: 'successful', exit_code: 0 });
+      const dueAt = created.getTime() + 5000 + RESULT_GRACE_MS;
+      const overdue = async (ms: number) =>
+        (await jobs.overdue(new Date(ms), 1000)).filter((j) => j.clientId.startsWith('due-'));
+      expect(await overdue(dueAt - 1)).toEqual([]);
+      expect(await overdue(dueAt)).toEqual([{ jid: due.jid, clientId: 'due-1' }]);
+
+      const presumed = { ...outcome, status: 'unknown' as const, error: 'no result', presumed: true };
+      expect(await jobs.finish('due-1', due.jid, presumed)).toBe(true);
+      expect(await overdue(dueAt + 3600_000)).toEqual([{ jid: later.jid, clientId: 'due-1' }]);
+      expect(await jobs.get('due-1', due.jid)).toMatchObject({ status: 'unknown', error: 'no result' });
+      const late = { ...outcome, status: 'successful' as const, exit_code: 0, error: '' };
+      expect(await jobs.finish('due-1', due.jid, late)).toBe(true);
+      expect(await jobs.finish('due-1', due.jid, presumed)).toBe(false);
+      expect(await jobs.get('due-1', due.jid)).toMatchObject({ status: 'successful', exit_code: 0 });
+    });
+
+    it("lists a client's started jobs still awaiting a result from its agent, created before a moment", async () => {
+      const jobs = new SqlJobRepository(database);
+      const t0 = Date.UTC(2032, 0, 1);
+      const at = (ms: number) => new Date(t0 + ms).toISOString();
+      const running = newJob('held-1', { created_at: at(0) });
+      const presumedJob = newJob('held-1', { created_at: at(1) });
+      const reported = newJob('held-1', { created_at: at(2) });
+      const newer = newJob('held-1', { created_at: at(5000) });
+      const otherClient = newJob('held-2', { created_at: at(0) });
+      const unconfirmed = newJob('held-1', { created_at: at(3) });
+      await jobs.insertMany([running, presumedJob, reported, newer, otherClient, unconfirmed]);
+      await jobs.markStartedMany(
+        [running, presumedJob, reported, newer, otherClient].map((job) => ({
+          jid: job.jid,
+          started: { pid: 7, started_at: at(10) },
+        })),
+      );
+      const unknown = { ...outcome, status: 'unknown' as const };
+      await jobs.finish('held-1', presumedJob.jid, { ...unknown, presumed: true });
+      await jobs.finish('held-1', reported.jid, unknown);
+      expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000))).sort()).toEqual(
+        [running.jid, presumedJob.jid].sort(),
+      );
+      // A final unknown (not presumed) ends the wait for good.
+      await jobs.finish('held-1', presumedJob.jid, unknown);
+      expect(await jobs.awaitingResult('held-1', new Date(t0 + 5000))).toEqual([running.jid]);
+    });
+
     it("lists one client's jobs with the list grammar, newest first by default", async () => {
       const jobs = new SqlJobRepository(database);
       const a = newJob('list-1', { created_by: 'bob' });
@@ -675,12 +730,18 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         abort_on_err: false,
         is_sudo: true,
       });
-      await repo.insert(byIds);
-      await repo.insert(byLabels);
-      expect(await repo.get(byIds.jid)).toEqual(byIds);
-      expect(await repo.get(byLabels.jid)).toEqual(byLabels);
-      expect(await repo.get(byIds.jid, false)).toEqual({ ...byIds, client_ids: null });
-      expect(await repo.get(byLabels.jid, false)).toEqual({ ...byLabels, labels: null });
+      await repo.insert(byIds, byIds.client_ids ?? []);
+      await repo.insert(byLabels, ['web-1']);
+      expect(await repo.get(byIds.jid)).toEqual({ summary: byIds, targetCount: 10_000 });
+      expect(await repo.get(byLabels.jid)).toEqual({ summary: byLabels, targetCount: 1 });
+      expect(await repo.get(byIds.jid, false)).toEqual({
+        summary: { ...byIds, client_ids: null },
+        targetCount: 10_000,
+      });
+      expect(await repo.get(byLabels.jid, false)).toEqual({
+        summary: { ...byLabels, labels: null },
+        targetCount: 1,
+      });
       expect(await repo.get('10000000-0000-4000-8000-999999999999')).toBeUndefined();
 
       const children = Array.from({ length: 256 }, (_, i) => child(i + 1, byIds.jid, `client-${i}`));
@@ -708,8 +769,8 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const jobs = new SqlJobRepository(database);
       const counted = multiJob(3);
       const other = multiJob(4);
-      await repo.insert(counted);
-      await repo.insert(other);
+      await repo.insert(counted, ['client-0']);
+      await repo.insert(other, ['client-0']);
       expect(await jobs.countByMultiJob(counted.jid)).toEqual({
         running: 0,
         successful: 0,
@@ -743,12 +804,38 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       });
     });
 
+    it("keeps the targets of a run until its end is recorded; lists its children's clients and last end", async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const jobs = new SqlJobRepository(database);
+      const cut = multiJob(21, { client_ids: null, group_ids: ['fleet'] });
+      const ended = multiJob(22);
+      await repo.insert(cut, ['fleet-1', 'fleet-2', 'fleet-3']);
+      await repo.insert(ended, ['web-1', 'web-2']);
+      await repo.markRunEnded(ended.jid, new Date('2030-01-02T00:10:00Z'));
+      const interrupted = (await repo.interrupted()).filter((run) =>
+        [cut.jid, ended.jid].includes(run.summary.jid),
+      );
+      expect(interrupted).toEqual([
+        { summary: { ...cut, group_ids: null }, targetIds: ['fleet-1', 'fleet-2', 'fleet-3'] },
+      ]);
+      expect(await jobs.lastFinishedAt(cut.jid)).toBeUndefined();
+      await jobs.insertMany([
+        { ...child(501, cut.jid, 'fleet-1'), finished_at: '2030-01-02T00:00:09.250Z' },
+        { ...child(502, cut.jid, 'fleet-2'), finished_at: '2030-01-02T00:00:11.500Z' },
+        { ...child(503, cut.jid, 'fleet-3'), status: 'running', finished_at: null },
+      ]);
+      expect((await jobs.childClientIds(cut.jid)).sort()).toEqual(['fleet-1', 'fleet-2', 'fleet-3']);
+      expect(await jobs.lastFinishedAt(cut.jid)).toBe('2030-01-02T00:00:11.500Z');
+      await repo.markRunEnded(cut.jid, new Date('2030-01-02T00:10:00Z'));
+      expect((await repo.interrupted()).map((run) => run.summary.jid)).not.toContain(cut.jid);
+    });
+
     it('lists multi-client jobs with the list grammar, newest first by default', async () => {
       const repo = new SqlMultiJobRepository(database);
       const a = multiJob(11, { created_by: 'bob' });
       const b = multiJob(12, { is_script: true });
       const c = multiJob(13);
-      for (const job of [a, b, c]) await repo.insert(job);
+      for (const job of [a, b, c]) await repo.insert(job, ['web-1']);
       const list = async (query: Record<string, string>) =>
         (
           await repo.list(

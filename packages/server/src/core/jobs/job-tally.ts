@@ -5,6 +5,7 @@ import {
   type JobOutcome,
   type JobRepository,
   type JobStatusCounts,
+  type OverdueJob,
   type StartedJob,
 } from './ports.js';
 
@@ -106,6 +107,22 @@ export class CountingJobRepository implements JobRepository {
       if (stored[i]) this.tally.ended(item);
     });
     return stored;
+  }
+
+  overdue(now: Date, limit: number): Promise<OverdueJob[]> {
+    return this.repository.overdue(now, limit);
+  }
+
+  awaitingResult(clientId: string, before: Date): Promise<string[]> {
+    return this.repository.awaitingResult(clientId, before);
+  }
+
+  lastFinishedAt(multiJobId: string): Promise<string | undefined> {
+    return this.repository.lastFinishedAt(multiJobId);
+  }
+
+  childClientIds(multiJobId: string): Promise<string[]> {
+    return this.repository.childClientIds(multiJobId);
   }
 
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {

@@ -14,6 +14,7 @@ import type { AgentDispatch } from '../dispatch.js';
 import type { JobWatch } from './job-watch.js';
 import {
   DispatchError,
+  RESULT_GRACE_MS,
   type JobClients,
   type JobOutcome,
   type JobRepository,
@@ -98,6 +99,47 @@ export class JobsService implements JobResultSink {
   }
 
   /**
+   * The agent said hello listing the jobs it still has: every job of that client an agent started before the
+   * hello that still waits for a result (running, or presumed unknown) and is not listed ends `unknown` for
+   * good, since no result can come any more. Listed jobs are left alone: their results follow the hello as
+   * replays. A job not confirmed started yet is left to its deadline, and one sent on the new connection is in
+   * `held` (live), so a job dispatched while this runs is never ended by it.
+   */
+  async agentHolds(clientId: string, held: ReadonlySet<string>, at: Date): Promise<void> {
+    const waiting = await this.repository.awaitingResult(clientId, at);
+    const lost = waiting.filter((jid) => !held.has(jid));
+    if (lost.length === 0) return;
+    const outcome = unknownOutcome(LOST_ON_RECONNECT, this.clock.now(), false);
+    const stored = await this.repository.finishMany(lost.map((jid) => ({ clientId, jid, outcome })));
+    lost.forEach((jid, i) => {
+      if (stored[i]) this.watch?.finished(jid, 'unknown');
+    });
+  }
+
+  /**
+   * Presumes `unknown` every running job whose result is overdue (RESULT_GRACE_MS past its timeout), in
+   * batches; resolves with how many. The presumption is not final: the agent's own result, replayed when it
+   * reconnects, replaces it; a hello that does not list the job makes it final.
+   */
+  async expireOverdue(batch = 256): Promise<number> {
+    let ended = 0;
+    for (;;) {
+      const now = this.clock.now();
+      const overdue = await this.repository.overdue(now, batch);
+      if (overdue.length === 0) return ended;
+      const outcome = unknownOutcome(RESULT_OVERDUE, now, true);
+      const stored = await this.repository.finishMany(
+        overdue.map(({ jid, clientId }) => ({ clientId, jid, outcome })),
+      );
+      overdue.forEach(({ jid }, i) => {
+        if (stored[i]) this.watch?.finished(jid, 'unknown');
+      });
+      ended += stored.filter(Boolean).length;
+      if (overdue.length < batch) return ended;
+    }
+  }
+
+  /**
    * Asks the agent to start a job already stored as `running` and records what it said. When the agent does
    * not start it the job is stored as `failed` with the reason, which is also returned. `answered` is called as
    * soon as the agent has answered (or cannot), before anything is written.
@@ -161,6 +203,15 @@ export interface JobOrigin {
   clientName: string;
   createdBy: string;
   shownCommand: string;
+}
+
+/** Why svcd ended a job `unknown` on its own. */
+export const LOST_ON_RECONNECT =
+  'no result: the client reconnected without this job (its agent was restarted or dropped the result)';
+export const RESULT_OVERDUE = `no result from the client within timeout_sec plus ${RESULT_GRACE_MS / 1000} s (svcd presumes it unknown; a result the client still sends replaces this)`;
+
+function unknownOutcome(error: string, now: Date, presumed: boolean): JobOutcome {
+  return { ...failedOutcome(error, now), status: 'unknown', presumed };
 }
 
 /** The outcome of a job that never ran. */

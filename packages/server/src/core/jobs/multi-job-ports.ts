@@ -1,14 +1,31 @@
 import type { ListQuery, MultiJobSummary } from '@svc/protocol';
 
+/** A multi-client job as stored, with how many clients it resolved to (null for a run stored before 010). */
+export interface StoredMultiJob {
+  summary: MultiJobSummary;
+  targetCount: number | null;
+}
+
+/** A run svcd stopped in the middle of (a crash): the clients it resolved to, in order. */
+export interface InterruptedRun {
+  summary: MultiJobSummary;
+  targetIds: string[];
+}
+
 /** Persistence of multi-client jobs; their children live in the JobRepository. */
 export interface MultiJobRepository {
-  insert(job: MultiJobSummary): Promise<void>;
+  /** Stores the run with the clients it resolved to, in the order they are run. */
+  insert(job: MultiJobSummary, targetIds: readonly string[]): Promise<void>;
   /**
    * Without `withTargets` the targeting (client_ids, group_ids, tags, labels) is not read and comes back null:
    * for a run on many clients it is the bulk of the record.
    */
-  get(jid: string, withTargets?: boolean): Promise<MultiJobSummary | undefined>;
+  get(jid: string, withTargets?: boolean): Promise<StoredMultiJob | undefined>;
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }>;
+  /** Every target of the run has a child job now (dispatched, failed, or recorded as not started). */
+  markRunEnded(jid: string, at: Date): Promise<void>;
+  /** Runs whose dispatching never ended: svcd died while they ran. */
+  interrupted(): Promise<InterruptedRun[]>;
 }
 
 /** A client as targeting sees it. */

@@ -4,13 +4,11 @@ import type { Clock } from '../auth/ports.js';
 import type { JobListener, JobWatch, OutputStream } from './job-watch.js';
 import { failedOutcome, newJob, type JobsService } from './jobs-service.js';
 import type { TargetClient } from './multi-job-ports.js';
-import { MAX_JOBS_PER_INSERT, type JobRepository } from './ports.js';
+import { MAX_JOBS_PER_INSERT, RESULT_GRACE_MS, type JobRepository } from './ports.js';
 import { Slots } from './slots.js';
 
 /** job.run requests unanswered at once in concurrent mode; also the size of each batch of inserted child rows. */
 export const CONCURRENT_WINDOW = MAX_JOBS_PER_INSERT;
-/** How long past its timeout_sec a sequential run waits for a child's result before going on without it. */
-export const RESULT_GRACE_MS = 60_000;
 
 export const NOT_CONNECTED = 'client is not connected';
 export const ABORTED = 'not started: an earlier client failed and abort_on_error is set';
@@ -104,9 +102,11 @@ export class MultiJobRunner {
     await this.deps.jobs.insert(child);
     const refusal = await this.deps.single.dispatchStored(child, { ...this.plan.run, jid: child.jid });
     if (refusal?.reason === 'offline') return 'offline';
+    // The deadline sweep ends an overdue child `unknown` and tells this run; this timer is the fallback when
+    // the sweep cannot write (the database is away).
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), child.timeout_sec * 1000 + RESULT_GRACE_MS);
+      timer = setTimeout(() => resolve(undefined), child.timeout_sec * 1000 + RESULT_GRACE_MS * 2);
     });
     try {
       return await Promise.race([finished, gaveUp, this.stopped.then(() => undefined)]);

@@ -18,6 +18,8 @@ import type { JobsService } from './jobs-service.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
+import { INTERRUPTED, recordNotStarted } from './run-recovery.js';
+import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
 
 export interface MultiJobsDeps {
@@ -41,6 +43,22 @@ export interface StartedMultiJob extends JobCreated {
   /** Stops the observer's watching of children that have not finished yet. */
   detach(): void;
 }
+
+/** A run's overall status (see multiJobSchema). */
+type RunState = Pick<MultiJob, 'status' | 'finished_at'>;
+
+function countByStatus(jobs: readonly Job[]): JobStatusCounts {
+  const counts = noJobs();
+  for (const job of jobs) counts[job.status] += 1;
+  return counts;
+}
+
+const lastFinished = (jobs: readonly Job[]): string | undefined =>
+  jobs.reduce<string | undefined>(
+    (last, job) =>
+      job.finished_at !== null && (last === undefined || job.finished_at > last) ? job.finished_at : last,
+    undefined,
+  );
 
 const multiJobNotFound = (jid: string) =>
   new AppError('not_found', ERROR_CODES.multiJobNotFound, `Multi-client job '${jid}' not found`);
@@ -71,28 +89,45 @@ export class MultiJobsService {
   }
 
   /**
-   * The multi-client job with its children and how many of them are in each status. Without `withJobs` the
-   * children are only counted (one indexed query), and without `withTargets` its targeting is left out (null),
-   * so following a run of many clients stays cheap.
+   * The multi-client job with its children, its overall status and how many children are in each status.
+   * Without `withJobs` the children are only counted (one indexed query), and without `withTargets` its
+   * targeting is left out (null), so following a run of many clients stays cheap.
    */
   async get(
     jid: string,
     withJobs = true,
     withTargets = true,
-  ): Promise<{ job: MultiJobSummary & Partial<MultiJob>; counts: JobStatusCounts }> {
-    const summary = await this.deps.multiJobs.get(jid, withTargets);
-    if (!summary) throw multiJobNotFound(jid);
-    if (!withJobs) return { job: summary, counts: await this.deps.jobs.countByMultiJob(jid) };
-    const jobs = await this.deps.jobs.listByMultiJob(jid);
-    const counts = noJobs();
-    for (const job of jobs) counts[job.status] += 1;
-    return { job: { ...summary, jobs }, counts };
+  ): Promise<{ job: MultiJobSummary & RunState & Partial<MultiJob>; counts: JobStatusCounts }> {
+    const stored = await this.deps.multiJobs.get(jid, withTargets);
+    if (!stored) throw multiJobNotFound(jid);
+    const jobs = withJobs ? await this.deps.jobs.listByMultiJob(jid) : undefined;
+    const counts = jobs ? countByStatus(jobs) : await this.deps.jobs.countByMultiJob(jid);
+    const status = runStatus(counts, stored.targetCount);
+    // An ended run's finished_at is its last child's end (a run without children ended when it started).
+    const lastEnd = async () =>
+      (jobs ? lastFinished(jobs) : await this.deps.jobs.lastFinishedAt(jid)) ?? stored.summary.started_at;
+    const state: RunState = { status, finished_at: status === 'running' ? null : await lastEnd() };
+    return { job: { ...stored.summary, ...state, ...(jobs ? { jobs } : {}) }, counts };
   }
 
   /** One page of the children of a multi-client job (the list grammar of MULTI_JOB_CHILDREN). */
   async children(jid: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
     if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
     return this.deps.jobs.listChildren(jid, query);
+  }
+
+  /**
+   * Completes the runs an earlier svcd was killed in the middle of: every client such a run had not reached gets
+   * a failed child saying so, so each target has a record. Children left running end through their agents'
+   * hellos or their deadlines. Call before accepting new runs (a run of this process is not ended yet either).
+   */
+  async recoverInterrupted(): Promise<number> {
+    const runs = await this.deps.multiJobs.interrupted();
+    for (const { summary, targetIds } of runs) {
+      await recordNotStarted(this.deps, summary, targetIds, INTERRUPTED);
+      await this.deps.multiJobs.markRunEnded(summary.jid, this.deps.clock.now());
+    }
+    return runs.length;
   }
 
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {
@@ -132,7 +167,10 @@ export class MultiJobsService {
       concurrent: body.execute_concurrently,
       abort_on_err: body.abort_on_error,
     };
-    await this.deps.multiJobs.insert(multiJob);
+    await this.deps.multiJobs.insert(
+      multiJob,
+      targets.map((target) => target.id),
+    );
     const run: Omit<JobRun, 'jid'> = {
       command: what.is_script ? '' : what.command,
       ...(what.script === undefined ? {} : { script: what.script }),
@@ -149,6 +187,7 @@ export class MultiJobsService {
     });
     const done = runner
       .run()
+      .then(() => this.deps.multiJobs.markRunEnded(multiJob.jid, this.deps.clock.now()))
       .catch((err: unknown) => this.deps.log.warn({ err, jid: multiJob.jid }, 'multi-client job stopped'))
       .finally(() => {
         this.running.delete(runner);

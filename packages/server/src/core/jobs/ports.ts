@@ -11,6 +11,24 @@ export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_tr
   stderr: string;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
+  /** svcd presumed this `unknown` because no result came in time; a result from the agent still replaces it. */
+  presumed?: boolean;
+}
+
+/**
+ * How long past its timeout_sec svcd waits for a job's result before presuming it `unknown`: the agent may take
+ * up to 30 s to answer job.run, and the result needs time to arrive. Counted from the job's creation.
+ */
+export const RESULT_GRACE_MS = 90_000;
+
+/** When svcd stops waiting for the result of a job created now (see RESULT_GRACE_MS). */
+export const resultDueAt = (job: Pick<Job, 'created_at' | 'timeout_sec'>): number =>
+  Date.parse(job.created_at) + job.timeout_sec * 1000 + RESULT_GRACE_MS;
+
+/** A job svcd no longer expects a result for in time. */
+export interface OverdueJob {
+  jid: string;
+  clientId: string;
 }
 
 export interface FinishedJob {
@@ -44,8 +62,9 @@ export interface JobRepository {
   /** Records the agent's pid and start time; leaves the status alone (the result may already be in). */
   markStarted(jid: string, started: JobRunReply): Promise<void>;
   /**
-   * Stores the outcome when the job is still `running` and belongs to `clientId`; false otherwise (unknown job, a
-   * job of another client, or a result already stored), so a result is stored at most once.
+   * Stores the outcome when the job belongs to `clientId` and is still `running` or has an `unknown` svcd only
+   * presumed; false otherwise (unknown job, a job of another client, or a result already stored), so a result
+   * is stored at most once. A stored outcome ends the wait for a result (no deadline any more).
    */
   finish(clientId: string, jid: string, outcome: JobOutcome): Promise<boolean>;
   /** Several `finish` at once, in one transaction; one answer per item. */
@@ -54,6 +73,17 @@ export interface JobRepository {
   markStartedMany(items: readonly StartedJob[]): Promise<void>;
   /** `markStartedMany` and `finishMany` in one transaction; one answer per result. */
   recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]>;
+  /** Running jobs whose result was due at or before `now`, at most `limit`, most overdue first. */
+  overdue(now: Date, limit: number): Promise<OverdueJob[]>;
+  /**
+   * The jobs of that client created before `before`, whose start an agent confirmed, that still wait for a
+   * result: `running`, or `unknown` as svcd presumed it.
+   */
+  awaitingResult(clientId: string, before: Date): Promise<string[]>;
+  /** The latest finished_at among the children of a multi-client job; undefined when none has one. */
+  lastFinishedAt(multiJobId: string): Promise<string | undefined>;
+  /** The clients that have a child job in that multi-client job. */
+  childClientIds(multiJobId: string): Promise<string[]>;
   /** That client's jobs, filtered, sorted and paged by the list grammar; count before paging. */
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }
@@ -80,10 +110,18 @@ export interface JobClients {
   describe(clientId: string): { name: string; connected: boolean } | undefined;
 }
 
-/** Where the gateway hands finished results; resolves true when stored (the agent may then forget it). */
+/** Where the gateway hands what agents say about jobs. */
 export interface JobResultSink {
-  /** The output is raw bytes, each stream already cut to what the agent kept; `capped` says svcd cut more. */
+  /**
+   * A finished result; resolves true when stored (the agent may then forget it). The output is raw bytes, each
+   * stream already cut to what the agent kept; `capped` says svcd cut more.
+   */
   store(clientId: string, jid: string, result: RawJobResult): Promise<boolean>;
+  /**
+   * The client's agent said hello at `at` listing the jobs it still has; jobs it started before then that it
+   * does not list will never get a result. `held` is live: the connection adds every job it sends meanwhile.
+   */
+  agentHolds(clientId: string, held: ReadonlySet<string>, at: Date): Promise<void>;
 }
 
 export interface RawJobResult {

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import type { Job, MultiJobSummary } from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import { failedOutcome, newJob } from './jobs-service.js';
+import type { TargetClients } from './multi-job-ports.js';
+import { MAX_JOBS_PER_INSERT, type JobRepository } from './ports.js';
+
+export const INTERRUPTED =
+  'not started: svcd stopped (it was killed or crashed) before it reached this client';
+
+interface RecoveryDeps {
+  jobs: JobRepository;
+  clients: TargetClients;
+  clock: Clock;
+}
+
+/** Inserts a failed child saying `reason` for every target of the run that has no child job yet. */
+export async function recordNotStarted(
+  deps: RecoveryDeps,
+  run: MultiJobSummary,
+  targetIds: readonly string[],
+  reason: string,
+): Promise<void> {
+  const reached = new Set(await deps.jobs.childClientIds(run.jid));
+  const missing = targetIds.filter((id) => !reached.has(id));
+  const now = deps.clock.now();
+  const outcome = failedOutcome(reason, now);
+  for (let at = 0; at < missing.length; at += MAX_JOBS_PER_INSERT) {
+    const children = missing.slice(at, at + MAX_JOBS_PER_INSERT).map((clientId): Job => ({
+      ...newJob(
+        randomUUID(),
+        {
+          clientId,
+          clientName: deps.clients.get(clientId)?.name ?? '',
+          createdBy: run.created_by,
+          shownCommand: run.command,
+        },
+        {
+          command: run.command,
+          interpreter: run.interpreter,
+          cwd: run.cwd,
+          is_sudo: run.is_sudo,
+          timeout_sec: run.timeout_sec,
+          ...(run.is_script ? { script: '' } : {}),
+        },
+        now,
+      ),
+      multi_job_id: run.jid,
+      status: 'failed',
+      finished_at: outcome.finished_at,
+      error: reason,
+    }));
+    await deps.jobs.insertMany(children);
+  }
+}
