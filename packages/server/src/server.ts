@@ -44,6 +44,8 @@ import { createJwtSigner } from './infra/jwt-signer.js';
 import { removeInterruptedWrites } from './infra/json-file.js';
 import { loadListenerTls, type ListenerTls } from './infra/listener-tls.js';
 import { createSvcdMetrics, type SvcdMetrics } from './infra/metrics/svcd-metrics.js';
+import { DescriptorGauge } from './infra/descriptor-gauge.js';
+import { DescriptorExhaustionLog, keepAccepting } from './infra/descriptor-exhaustion.js';
 import {
   startMetricsListener,
   type MetricsListener,
@@ -102,6 +104,8 @@ export interface ServerOptions {
   tunnels?: Partial<TunnelTuning>;
   /** scrypt cost of a new vault; tests pass cheaper parameters than the production ones. */
   vaultKdf?: KdfParams;
+  /** What agent admission knows of descriptors; by default this process's soft limit and /proc/self/fd. */
+  descriptors?: DescriptorGauge;
 }
 
 type Opened = {
@@ -138,6 +142,8 @@ export async function startServer(
   const hostKey = await loadHostKey(config.server.key_seed, dataDir);
   const database = await openDatabase(config.database, { dataDir });
   const opened: Opened = { database };
+  const descriptors = options.descriptors ?? DescriptorGauge.ofThisProcess();
+  const exhaustion = new DescriptorExhaustionLog(logger);
   try {
     const hasher = createBcryptHasher();
     const sessions = new CachedSessionStore(new SqlSessionStore(database));
@@ -209,6 +215,7 @@ export async function startServer(
           jobs: jobTally,
           tunnels,
           agentLink: () => opened.clients?.stats(),
+          descriptors: () => descriptors.use(),
         })
       : undefined;
 
@@ -228,6 +235,8 @@ export async function startServer(
       jobResults: jobs,
       jobOutput: jobWatch,
       clientConnected: reclaimAfterConnectBursts(memoryReclaim),
+      descriptors,
+      exhaustion,
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
@@ -247,12 +256,16 @@ export async function startServer(
 
     const getStatus = (): Promise<StatusData> => {
       const counts = clients.counts();
+      const fds = descriptors.use();
       return Promise.resolve({
         connect_url: connectUrls,
         fingerprint: hostKey.fingerprint,
         clients_connected: counts.connected,
         clients_disconnected: counts.disconnected,
         version: SVCD_VERSION,
+        descriptors_used: fds?.used ?? null,
+        descriptors_limit: fds?.limit ?? null,
+        descriptors_agent_high_water: fds?.agentHighWater ?? null,
       });
     };
 
@@ -337,6 +350,7 @@ export async function startServer(
       opened.api = api;
       const { host, port } = splitHostPort(config.api.address);
       await api.listen({ host, port });
+      keepAccepting(api.server, 'API listener', exhaustion, logger);
       const bound = api.server.address();
       const boundPort = typeof bound === 'object' && bound ? bound.port : port;
       apiUrl = `${publicUrl(apiTls ? 'https' : 'http', host, boundPort, hostname())}/api/v1`;
