@@ -3,7 +3,7 @@ import { descriptorReserve } from '../infra/descriptor-gauge.js';
 import { DescriptorExhaustionLog } from '../infra/descriptor-exhaustion.js';
 
 /** The packaged unit's LimitNOFILE=; below it svcd says how many agents its limit allows. */
-export const RECOMMENDED_OPEN_FILES = 65_536;
+export const RECOMMENDED_OPEN_FILES = 131_072;
 
 /** Agents svcd admits under a soft limit of `limit` descriptors: the limit less the reserve. */
 export const agentsAllowedBy = (limit: number): number => limit - descriptorReserve(limit);
