@@ -351,6 +351,7 @@ export async function startServer(
       const { host, port } = splitHostPort(config.api.address);
       await api.listen({ host, port });
       keepAccepting(api.server, 'API listener', exhaustion, logger);
+      api.server.on('connection', descriptors.track);
       const bound = api.server.address();
       const boundPort = typeof bound === 'object' && bound ? bound.port : port;
       apiUrl = `${publicUrl(apiTls ? 'https' : 'http', host, boundPort, hostname())}/api/v1`;
@@ -363,6 +364,8 @@ export async function startServer(
     }
     const metricsUrl = await startMetrics(config.api.metrics_address, metrics, opened, logger);
 
+    // The listeners, the vault and the user store are open now.
+    void descriptors.recount();
     const purge = setInterval(() => {
       sessions
         .purgeExpired(systemClock.now())
@@ -394,10 +397,12 @@ export async function startServer(
         clearInterval(purge);
         stopClientPurge();
         stopPendingLoginPurge();
+        descriptors.stop();
         await closeAll(opened);
       },
     };
   } catch (err) {
+    descriptors.stop();
     await closeAll(opened);
     throw err;
   }

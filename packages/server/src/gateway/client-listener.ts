@@ -157,7 +157,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
   const { descriptors } = options;
   if (descriptors) {
     server.on('connection', (socket: Socket) => {
-      descriptors.accepted();
+      descriptors.track(socket);
       if (descriptors.admitsConnection()) return;
       refusals.outOfDescriptors();
       socket.destroy();
