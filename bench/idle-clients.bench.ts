@@ -17,6 +17,13 @@
  * for the slope: BENCH_REAL_AGENTS (120; 0 = skip the slope), BENCH_SLOPE_FROM (20), BENCH_SLOPE_SETTLE_SECONDS
  * (20), BENCH_SLOPE_WARMUP (300 simulated agents connected and dropped first), BENCH_SLOPE_CONCURRENCY (8 agents
  * connecting at once).
+ *
+ * The curve up to svcd's open-file limit (issue 30) instead: BENCH_CURVE=5000,10000,15000 fills one svcd in those
+ * stages and then up to its limit less its reserve, measuring at each (bench/support/idle-curve.ts); then the
+ * next agent must get 503, and svcd is stopped with all of them connected. BENCH_CLIENTS is not used; the settle
+ * time per stage is BENCH_SETTLE_SECONDS.
+ *
+ *   BENCH_CURVE=5000,10000,15000 BENCH_SETTLE_SECONDS=10 BENCH_REQUESTS=300 npm run bench:idle
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { measureSlope, type SlopeResult } from './support/agent-slope.js';
@@ -36,6 +43,7 @@ import {
 } from './support/report.js';
 import type { FleetStats } from './support/simulator-fleet.js';
 import type { SvcdProcess } from './support/svcd-process.js';
+import { CURVE_TARGETS, runIdleCurve } from './support/idle-curve.js';
 
 const TARGETS = { maxRssPerClientKiB: 32, maxClientsP99Ms: 50, maxRssPerRealAgentKiB: 32 };
 
@@ -49,6 +57,10 @@ const SLOPE_SETTLE_SECONDS = envNumber('BENCH_SLOPE_SETTLE_SECONDS', 20, 3600);
 const SLOPE_WARMUP =
   process.env.BENCH_SLOPE_WARMUP === '0' ? 0 : envNumber('BENCH_SLOPE_WARMUP', 300, 100_000);
 const SLOPE_CONCURRENCY = envNumber('BENCH_SLOPE_CONCURRENCY', 8, 1000);
+const CURVE_STEPS = (process.env.BENCH_CURVE ?? '')
+  .split(',')
+  .filter((step) => step.trim() !== '')
+  .map((step) => envNumberOf('BENCH_CURVE', step));
 const LIST_PATH = '/clients?page[limit]=50';
 const WARMUP_REQUESTS = 30;
 /** RSS samples (one per second) whose median is the settled value. */
@@ -122,7 +134,60 @@ function slopeTable(slopes: SlopeResult[]): string {
   ].join('\n');
 }
 
+function envNumberOf(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`${name}: ${text} is not a positive whole number`);
+  return value;
+}
+
+/** BENCH_CURVE: the stages up to the open-file limit. */
+async function curveMain(): Promise<boolean> {
+  const setup = await startLoadSetup('idle-curve', SETTINGS, 1, { metrics: true });
+  await sequentialLatencies(setup.api, LIST_PATH, WARMUP_REQUESTS);
+  await sequentialLatencies(setup.api, '/status', WARMUP_REQUESTS);
+  const rssBefore = median(await sampleRss(setup.svcd, SETTLED_SAMPLES));
+  progress(`svcd RSS before any client: ${mib(rssBefore)}`);
+  const curve = await runIdleCurve({
+    setup,
+    steps: CURVE_STEPS,
+    workers: WORKERS,
+    connectConcurrency: SETTINGS.connectConcurrency,
+    connectTimeoutS: SETTINGS.connectTimeoutS,
+    requests: REQUESTS,
+    settleSeconds: SETTLE_SECONDS,
+    rssBeforeKiB: rssBefore,
+    stopGraceMs: STOP_GRACE_MS,
+  });
+  const file = await writeResult('idle-curve', {
+    date: new Date().toISOString(),
+    settings: { ...SETTINGS, steps: CURVE_STEPS, requests: REQUESTS, settleSeconds: SETTLE_SECONDS },
+    machine: machine(),
+    targets: CURVE_TARGETS,
+    rssBeforeKiB: rssBefore,
+    ...curve,
+  });
+  process.stdout.write(
+    [
+      '',
+      `Idle agents up to the open-file limit: limit ${curve.limit}, agents refused from ${curve.highWater} ` +
+        `descriptors on; one svcd (load average before ${setup.loadBefore}, after ${loadAverage()})`,
+      '',
+      curve.report,
+      '',
+      `graceful stop (SIGTERM to exit) with every agent connected: ${curve.stopSeconds.toFixed(1)} s`,
+      '',
+      checksTable(curve.checks),
+      '',
+      `results written to ${file}`,
+      '',
+    ].join('\n'),
+  );
+  return curve.checks.every((c) => c.pass);
+}
+
 async function main(): Promise<boolean> {
+  if (CURVE_STEPS.length > 0) return curveMain();
   const { svcd, api, loadBefore, newFleet } = await startLoadSetup('idle', SETTINGS, 1);
 
   // Warm the API paths up before the baseline so the JIT's code is not counted as per-client memory.

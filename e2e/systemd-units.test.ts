@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT_CONFIG, EXIT_USAGE } from '../packages/platform/src/exit-codes.js';
+import { RECOMMENDED_OPEN_FILES } from '../packages/server/src/cli/open-file-limit.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const UNITS = { svcd: 'packages/server/bin/svcd.js', svc: 'packages/agent/bin/svc.js' };
@@ -76,6 +77,11 @@ describe.each(Object.entries(UNITS))('%s.service', (name, bin) => {
   test('sets a fixed malloc mmap threshold for the agent only', async () => {
     const unit = await settings();
     expect(unit.get('Environment')).toBe(name === 'svc' ? 'MALLOC_MMAP_THRESHOLD_=131072' : undefined);
+  });
+
+  test('raises the open-file limit: svcd to what it recommends (one descriptor per agent), the agent for tunnels', async () => {
+    const unit = await settings();
+    expect(Number(unit.get('LimitNOFILE'))).toBe(name === 'svcd' ? RECOMMENDED_OPEN_FILES : 65_536);
   });
 
   test('is hardened', async () => {

@@ -29,6 +29,12 @@ export { SocketReadBuffer, type ChunkHandler } from './socket-read-buffer.js';
 export { RelayGarbage, RELAY_GC_BYTES } from './relay-garbage.js';
 export { MemoryReclaim, RECLAIM_QUIET_MS, reclaimLogFields, type ReclaimOutcome } from './memory-reclaim.js';
 export { keepCHeapThresholds } from './malloc-trim.js';
+export {
+  countOpenDescriptors,
+  countOpenDescriptorsInPool,
+  isDescriptorExhaustion,
+  readDescriptorLimit,
+} from './descriptors.js';
 export * from './fs.js';
 export { WebSocketStream, WebSocketProtocolError, type WebSocketStreamOptions } from './ws-socket-stream.js';
 export { connectWebSocket, WebSocketHandshakeError, type WebSocketConnectOptions } from './ws-client.js';

@@ -14,9 +14,21 @@ export interface ReclaimOutcome {
   pausesMs: [number, number];
   /** How long giving the C heap's free pages back took; undefined where it cannot be done (see trimCHeap). */
   trimMs: number | undefined;
-  /** Bytes, before the first collection and after the second. */
-  rssBefore: number;
-  rssAfter: number;
+  /** Bytes, before the first collection and after the second; undefined when they could not be read. */
+  rssBefore: number | undefined;
+  rssAfter: number | undefined;
+}
+
+/**
+ * process.memoryUsage.rss() reads /proc/self/stat, which takes a descriptor: at the descriptor limit it throws
+ * EMFILE, and thrown from a timer that would end the process. The reclaim goes on without the figure.
+ */
+function readRss(): number | undefined {
+  try {
+    return process.memoryUsage.rss();
+  } catch {
+    return undefined;
+  }
 }
 
 /** A reclaim's outcome as log fields: pauses and trim in ms, RSS before and after in MiB. */
@@ -24,7 +36,7 @@ export function reclaimLogFields({ pausesMs, trimMs, rssBefore, rssAfter }: Recl
   return {
     pauses_ms: pausesMs.map((ms) => Math.round(ms)),
     trim_ms: trimMs === undefined ? null : Math.round(trimMs * 10) / 10,
-    rss_mib: [rssBefore, rssAfter].map((bytes) => Math.round(bytes / 2 ** 20)),
+    rss_mib: [rssBefore, rssAfter].map((bytes) => (bytes === undefined ? null : Math.round(bytes / 2 ** 20))),
   };
 }
 
@@ -49,12 +61,12 @@ export class MemoryReclaim {
   /** A burst of work that leaves garbage has happened (or is still going on). */
   afterLoad(): void {
     this.schedule(this.quietMs, () => {
-      const rssBefore = process.memoryUsage.rss();
+      const rssBefore = readRss();
       const first = collectGarbage('major');
       this.schedule(SECOND_COLLECTION_MS, () => {
         const second = collectGarbage('major');
         void trimCHeap().then((trimMs) =>
-          this.report({ pausesMs: [first, second], trimMs, rssBefore, rssAfter: process.memoryUsage.rss() }),
+          this.report({ pausesMs: [first, second], trimMs, rssBefore, rssAfter: readRss() }),
         );
       });
     });

@@ -46,6 +46,8 @@ import { createJwtSigner } from './infra/jwt-signer.js';
 import { removeInterruptedWrites } from './infra/json-file.js';
 import { loadListenerTls, type ListenerTls } from './infra/listener-tls.js';
 import { createSvcdMetrics, type SvcdMetrics } from './infra/metrics/svcd-metrics.js';
+import { DescriptorGauge } from './infra/descriptor-gauge.js';
+import { DescriptorExhaustionLog, keepAccepting } from './infra/descriptor-exhaustion.js';
 import {
   startMetricsListener,
   type MetricsListener,
@@ -109,6 +111,8 @@ export interface ServerOptions {
   jobSweepIntervalMs?: number;
   /** scrypt cost of a new vault; tests pass cheaper parameters than the production ones. */
   vaultKdf?: KdfParams;
+  /** What agent admission knows of descriptors; by default this process's soft limit and /proc/self/fd. */
+  descriptors?: DescriptorGauge;
 }
 
 type Opened = {
@@ -146,6 +150,8 @@ export async function startServer(
   const hostKey = await loadHostKey(config.server.key_seed, dataDir);
   const database = await openDatabase(config.database, { dataDir });
   const opened: Opened = { database };
+  const descriptors = options.descriptors ?? DescriptorGauge.ofThisProcess();
+  const exhaustion = new DescriptorExhaustionLog(logger);
   try {
     const hasher = createBcryptHasher();
     const sessions = new CachedSessionStore(new SqlSessionStore(database));
@@ -224,6 +230,7 @@ export async function startServer(
           jobs: jobTally,
           tunnels,
           agentLink: () => opened.clients?.stats(),
+          descriptors: () => descriptors.use(),
         })
       : undefined;
 
@@ -243,6 +250,8 @@ export async function startServer(
       jobResults: jobs,
       jobOutput: jobWatch,
       clientConnected: reclaimAfterConnectBursts(memoryReclaim),
+      descriptors,
+      exhaustion,
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
@@ -262,12 +271,16 @@ export async function startServer(
 
     const getStatus = (): Promise<StatusData> => {
       const counts = clients.counts();
+      const fds = descriptors.use();
       return Promise.resolve({
         connect_url: connectUrls,
         fingerprint: hostKey.fingerprint,
         clients_connected: counts.connected,
         clients_disconnected: counts.disconnected,
         version: SVCD_VERSION,
+        descriptors_used: fds?.used ?? null,
+        descriptors_limit: fds?.limit ?? null,
+        descriptors_agent_high_water: fds?.agentHighWater ?? null,
       });
     };
 
@@ -357,6 +370,8 @@ export async function startServer(
       opened.api = api;
       const { host, port } = splitHostPort(config.api.address);
       await api.listen({ host, port });
+      keepAccepting(api.server, 'API listener', exhaustion, logger);
+      api.server.on('connection', descriptors.track);
       const bound = api.server.address();
       const boundPort = typeof bound === 'object' && bound ? bound.port : port;
       const origin = publicUrl(apiTls ? 'https' : 'http', host, boundPort, hostname());
@@ -372,6 +387,8 @@ export async function startServer(
     }
     const metricsUrl = await startMetrics(config.api.metrics_address, metrics, opened, logger);
 
+    // The listeners, the vault and the user store are open now.
+    void descriptors.recount();
     const purge = setInterval(() => {
       sessions
         .purgeExpired(systemClock.now())
@@ -404,10 +421,12 @@ export async function startServer(
         clearInterval(purge);
         stopClientPurge();
         stopPendingLoginPurge();
+        descriptors.stop();
         await closeAll(opened);
       },
     };
   } catch (err) {
+    descriptors.stop();
     await closeAll(opened);
     throw err;
   }

@@ -7,6 +7,11 @@ export const statusDataSchema = z.object({
   clients_connected: z.number().int(),
   clients_disconnected: z.number().int(),
   version: z.string(),
+  /** Open file descriptors of svcd (each agent holds one) and its soft limit; null where svcd cannot tell. */
+  descriptors_used: z.number().int().nullable(),
+  descriptors_limit: z.number().int().nullable(),
+  /** New agents are refused with 503 from this many descriptors on; the rest is kept for the API and tunnels. */
+  descriptors_agent_high_water: z.number().int().nullable(),
 });
 export type StatusData = z.infer<typeof statusDataSchema>;
 

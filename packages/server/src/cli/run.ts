@@ -2,6 +2,7 @@ import { createLogger, onShutdown, type Logger } from '@svc/platform';
 import { loadSvcdConfig, type SvcdConfig } from '../config/schema.js';
 import { startServer, type RunningServer } from '../server.js';
 import { resolveConfigPaths } from './resolve-paths.js';
+import { reportOpenFileLimit, surviveDescriptorExhaustion } from './open-file-limit.js';
 
 /** Loads a config file; keys written for OpenRPort that svcd ignores are reported on stderr. */
 export function loadConfig(path: string): SvcdConfig {
@@ -21,6 +22,8 @@ export async function runServer(config: SvcdConfig): Promise<RunningServer> {
       'svcd is running as root; run it as an unprivileged user (ports above 1024 need no privileges)',
     );
   }
+  surviveDescriptorExhaustion(logger);
+  reportOpenFileLimit(logger);
   // Handlers go in before the listeners open: a SIGUSR1 without a handler would start Node's inspector.
   const started: { server?: RunningServer } = {};
   process.on('SIGUSR1', () => {

@@ -10,6 +10,8 @@ import { RefusalCounts } from './refusal-counts.js';
 import { TunnelTraffic, type TunnelTrafficTotals } from './tunnel-traffic.js';
 import type { HostKey } from './host-key.js';
 import type { ListenerTls } from '../infra/listener-tls.js';
+import type { DescriptorGauge } from '../infra/descriptor-gauge.js';
+import type { DescriptorExhaustionLog } from '../infra/descriptor-exhaustion.js';
 import { SshGateway } from './ssh-gateway.js';
 
 /** Limits that are not configuration keys; tests and benchmarks may change them. */
@@ -63,6 +65,9 @@ export interface AgentLinkOptions {
   jobOutput?: JobOutputListener;
   /** Told each time an agent's hello is accepted. */
   clientConnected?: () => void;
+  /** New agents are refused with 503 once descriptors run short. */
+  descriptors?: DescriptorGauge;
+  exhaustion?: DescriptorExhaustionLog;
   log: Logger;
   tuning?: Partial<AgentLinkTuning>;
 }
@@ -127,6 +132,8 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     tls: options.tls,
     onAgent: (stream, remote, release) => gateway.accept(stream, remote, release),
     refusals,
+    descriptors: options.descriptors,
+    ...(options.exhaustion ? { exhaustion: options.exhaustion } : {}),
     log,
   });
   let closing: Promise<void> | undefined;

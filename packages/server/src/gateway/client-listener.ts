@@ -15,6 +15,8 @@ import { createListenerServer } from '../http/listener-server.js';
 import { capConnections } from '../http/server-limits.js';
 import { addressKey } from '../http/address-key.js';
 import type { ListenerTls } from '../infra/listener-tls.js';
+import type { DescriptorGauge } from '../infra/descriptor-gauge.js';
+import { DescriptorExhaustionLog, keepAccepting } from '../infra/descriptor-exhaustion.js';
 import { splitHostPort } from '../infra/address.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import type { RefusalCounts } from './refusal-counts.js';
@@ -44,6 +46,9 @@ export interface ClientListenerOptions {
   onAgent(stream: Duplex, remote: RemoteAddress, release: () => void): boolean;
   /** Counts every refusal, also those the log holds back. */
   refusals: RefusalCounts;
+  /** Refuses agents when descriptors run short; without it every agent is admitted. */
+  descriptors?: DescriptorGauge | undefined;
+  exhaustion?: DescriptorExhaustionLog;
   log: Logger;
 }
 
@@ -68,6 +73,14 @@ const BUSY: RawError = {
   code: ERROR_CODES.serverBusy,
   title: 'Too many agents are connecting at once; retry later',
   headers: { 'retry-after': '5' },
+};
+
+/** Agents back off on a 503; a server out of descriptors stays full longer than a busy handshake queue. */
+const OUT_OF_DESCRIPTORS: RawError = {
+  status: 503,
+  code: ERROR_CODES.serverBusy,
+  title: 'svcd holds as many agents as its open-file limit allows; retry later',
+  headers: { 'retry-after': '30' },
 };
 
 /**
@@ -147,6 +160,15 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     socket.on('error', destroySocket);
     refuse(socket, req.socket.remoteAddress, UPGRADE_REQUIRED);
   });
+  const { descriptors } = options;
+  if (descriptors) {
+    server.on('connection', (socket: Socket) => {
+      descriptors.track(socket);
+      if (descriptors.admitsConnection()) return;
+      refusals.outOfDescriptors();
+      socket.destroy();
+    });
+  }
 
   const admit = (req: IncomingMessage, socket: Socket, head: Buffer, release: () => void) => {
     const stream = acceptUpgrade(
@@ -166,6 +188,14 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     const problem = protocolProblem(req);
     if (problem) {
       refuse(socket, req.socket.remoteAddress, problem);
+      return;
+    }
+    if (descriptors && !descriptors.admitsAgent()) {
+      const use = descriptors.use();
+      const detail = use
+        ? `${use.used} of ${use.limit} file descriptors in use; the last ${descriptors.reserve} are kept for the API, the database and tunnels`
+        : '';
+      refuse(socket, req.socket.remoteAddress, { ...OUT_OF_DESCRIPTORS, detail });
       return;
     }
     const abort = new AbortController();
@@ -195,6 +225,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
       resolve();
     });
   });
+  keepAccepting(server, 'agent listener', options.exhaustion ?? new DescriptorExhaustionLog(log), log);
 
   let serverClosed: Promise<void> | undefined;
   const stopAccepting = () => {

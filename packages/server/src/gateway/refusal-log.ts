@@ -21,6 +21,7 @@ const AGENT_REFUSALS = new Set<string>([ERROR_CODES.agentProtocol, ERROR_CODES.s
 export class RefusalLog {
   private readonly perAddress = new LogThrottle(INTERVAL_MS, MAX_ADDRESSES);
   private readonly overCapThrottle = new LogThrottle(INTERVAL_MS, 1);
+  private readonly descriptorThrottle = new LogThrottle(INTERVAL_MS, 1);
 
   constructor(
     private readonly log: Logger,
@@ -53,6 +54,17 @@ export class RefusalLog {
     this.log.warn(
       { max_connections: maxConnections, refused_before: heldBack },
       'agent connection refused: [server] max_connections are open',
+    );
+  }
+
+  /** A connection closed unread because the descriptors left are the reserve for the API, database and tunnels. */
+  outOfDescriptors(): void {
+    this.counts.add('out_of_descriptors');
+    const heldBack = this.descriptorThrottle.admit('descriptors');
+    if (heldBack === undefined) return;
+    this.log.warn(
+      { refused_before: heldBack },
+      'agent connection closed unread: svcd is near its open-file limit (the rest is kept for the API)',
     );
   }
 }

@@ -43,6 +43,12 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Li
     case 'EAI_NONAME':
     case 'EINVAL':
       return new ListenError('bad_address', `${host} is not an address of this server (${err.code})`);
+    case 'EMFILE':
+    case 'ENFILE':
+      return new ListenError(
+        'failed',
+        `cannot listen on ${host}:${port}: svcd is out of file descriptors (${err.code}); retry when fewer agents or tunnels are connected`,
+      );
     default:
       return new ListenError('failed', `cannot listen on ${host}:${port}: ${err.message}`);
   }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES, isAppError, type ErrorBody, type ErrorKind } from '@svc/protocol';
+import { isDescriptorExhaustion } from '@svc/platform';
 import { STATUS_BY_KIND } from './error-status.js';
 import type { RouteMethods } from './route-methods.js';
 
@@ -47,6 +48,15 @@ export function toAppError(err: unknown): AppError {
   const fe = err as Partial<FastifyError>;
   const known = fe.code ? FRAMEWORK_ERRORS[fe.code] : undefined;
   if (known) return new AppError(known.kind, known.code, known.title, fe.message ?? '');
+  // A file or connection the request needed could not be opened (the database's, the vault file...): svcd is at
+  // its descriptor limit, which passes as agents disconnect.
+  if (isDescriptorExhaustion(err))
+    return new AppError(
+      'unavailable',
+      ERROR_CODES.serverBusy,
+      'svcd is out of file descriptors; retry later',
+      'raise its open-file limit (LimitNOFILE=) or connect fewer agents to this node',
+    );
   // JSON.parse failures, prototype poisoning and similar client faults carry a 4xx statusCode.
   if (
     err instanceof SyntaxError ||

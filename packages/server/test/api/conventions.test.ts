@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ADMIN, startTestServer, type TestServer } from '../../../../test-support/server.js';
+import { readDescriptorLimit } from '@svc/platform';
 import { SVCD_VERSION } from '../../src/version.js';
+import { descriptorReserve } from '../../src/infra/descriptor-gauge.js';
 
 describe('API conventions and GET /status', () => {
   let t: TestServer;
@@ -12,10 +14,11 @@ describe('API conventions and GET /status', () => {
   });
   afterAll(() => t?.stop());
 
-  test('status reports connect_url, the key_seed fingerprint, client counts and the version', async () => {
+  test('status reports connect_url, the key_seed fingerprint, client counts, the version and descriptors', async () => {
     const res = await t.api.get('/status', { auth: { basic: [ADMIN.username, ADMIN.password] } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const limit = readDescriptorLimit()!.soft;
     expect(res.json).toEqual({
       data: {
         connect_url: ['https://svc.example.com:8443'],
@@ -24,8 +27,14 @@ describe('API conventions and GET /status', () => {
         clients_connected: 0,
         clients_disconnected: 0,
         version: SVCD_VERSION,
+        descriptors_used: expect.any(Number),
+        descriptors_limit: limit,
+        descriptors_agent_high_water: limit - descriptorReserve(limit),
       },
     });
+    // This test process is svcd: its open descriptors include the two listeners and the request's connection.
+    expect(res.json.data.descriptors_used).toBeGreaterThan(3);
+    expect(res.json.data.descriptors_used).toBeLessThan(limit);
   });
 
   test('unknown routes are a JSON 404 even without credentials', async () => {

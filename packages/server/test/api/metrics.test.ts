@@ -12,6 +12,8 @@ import { ControlError } from '../../../platform/src/control-peer.js';
 import { encodeJobData, encodeJobEnd, encodeJobHeader } from '../../../platform/src/job-frames.js';
 import { CONTROL_ERRORS, JOB_OUTPUT_SUBSYSTEM } from '../../../protocol/src/index.js';
 import { svcdConfigSchema } from '../../src/config/schema.js';
+import { descriptorReserve } from '../../src/infra/descriptor-gauge.js';
+import { readDescriptorLimit } from '../../../platform/src/descriptors.js';
 import { AUTH, logsWith, startGatewayServer, waitFor, type GatewayServer } from '../gateway/helpers.js';
 import { jobEnd } from './job-agents.js';
 
@@ -22,6 +24,7 @@ const SVCD_SERIES = [
   'svcd_agent_handshakes_in_flight',
   'svcd_agent_handshakes_waiting',
   'svcd_agent_refusals_total',
+  'svcd_descriptors',
   'svcd_jobs_total',
   'svcd_jobs_running',
   'svcd_tunnels_open',
@@ -197,6 +200,11 @@ describe('Prometheus metrics on [api] metrics_address', () => {
       expect(s.value('svcd_jobs_total', { status })).toBe(0);
     expect(s.value('svcd_tunnel_bytes_total', { direction: 'to_client' })).toBe(0);
     expect(s.value('svcd_agent_handshakes_in_flight')).toBe(0);
+    // This test process is svcd: the limit is its own; the listeners and the scrape hold some open.
+    const limit = readDescriptorLimit()!.soft;
+    expect(s.value('svcd_descriptors', { kind: 'limit' })).toBe(limit);
+    expect(s.value('svcd_descriptors', { kind: 'agent_high_water' })).toBe(limit - descriptorReserve(limit));
+    expect(s.value('svcd_descriptors', { kind: 'open' })).toBeGreaterThan(3);
   });
 
   test('clients connecting and leaving move the client gauges and the connection counter', async () => {

@@ -5,6 +5,7 @@ import { ERROR_CODES } from '@svc/protocol';
 import type { Logger } from '@svc/platform';
 import { sendError } from '../../http/raw-reply.js';
 import { splitHostPort } from '../address.js';
+import { DescriptorExhaustionLog, keepAccepting } from '../descriptor-exhaustion.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -46,6 +47,7 @@ export async function startMetricsListener(
       resolve();
     });
   });
+  keepAccepting(server, 'metrics listener', new DescriptorExhaustionLog(log), log);
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>

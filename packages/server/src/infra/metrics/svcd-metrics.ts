@@ -4,6 +4,7 @@ import type { ClientCounts, ClientObserver } from '../../core/clients/client-reg
 import type { JobTally } from '../../core/jobs/job-tally.js';
 import type { AgentLinkStats } from '../../gateway/agent-link.js';
 import type { RequestObserver } from '../../http/request-observer.js';
+import type { DescriptorUse } from '../descriptor-gauge.js';
 
 /** What the metrics read when scraped; nothing here is called per event. */
 export interface MetricSources {
@@ -12,6 +13,8 @@ export interface MetricSources {
   tunnels: { openCount(): number };
   /** Undefined until the agent listener is up. */
   agentLink(): AgentLinkStats | undefined;
+  /** Undefined where svcd cannot tell (no /proc, no limit). */
+  descriptors?: () => DescriptorUse | undefined;
 }
 
 export interface SvcdMetrics {
@@ -108,7 +111,7 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
     help:
       'Agent connections and logins refused since start, by reason (upgrade_required, agent_protocol, ' +
       'server_busy, malformed_http, request_timeout, max_connections, handshake_timeout, login_failed, ' +
-      'no_hello, already_connected).',
+      'no_hello, already_connected, out_of_descriptors).',
     labelNames: ['reason'] as const,
     registers,
     collect() {
@@ -116,6 +119,22 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
         this,
         [...(link()?.refusals ?? [])].map(([reason, count]) => [{ reason }, count]),
       );
+    },
+  });
+
+  new Gauge({
+    name: 'svcd_descriptors',
+    help:
+      'File descriptors: open (each agent holds one), limit (the soft RLIMIT_NOFILE), agent_high_water (new ' +
+      'agents are refused with 503 from here on; the rest is kept for the API, the database and tunnels).',
+    labelNames: ['kind'] as const,
+    registers,
+    collect() {
+      const use = sources.descriptors?.();
+      if (!use) return;
+      this.set({ kind: 'open' }, use.used);
+      this.set({ kind: 'limit' }, use.limit);
+      this.set({ kind: 'agent_high_water' }, use.agentHighWater);
     },
   });
 

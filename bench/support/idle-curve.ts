@@ -1,0 +1,322 @@
+/**
+ * The idle bench's curve (issue 30): one svcd filled in stages (e.g. 5,000, 10,000, 15,000 agents) and finally up
+ * to its descriptor high-water mark (the open-file limit less svcd's reserve). At each stage: RSS per agent, GET
+ * /clients?page[limit]=50 and GET /status p99, svcd's event-loop delay while they ran (its Prometheus
+ * series, reset by each scrape) and the time the stage took to connect. At the maximum: that the next agent is
+ * refused with 503 and Retry-After, then the graceful stop time with every agent connected.
+ */
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiClient, type StatusData } from './api-client.js';
+import { onCleanUp } from './bench-runner.js';
+import { sequentialLatencies, summarize, type LatencySummary } from './latency.js';
+import type { LoadSetup } from './load-setup.js';
+import { progress, table, type Check } from './report.js';
+import { CLIENT_AUTH } from './svcd-process.js';
+import { SimulatorFleet } from './simulator-fleet.js';
+
+export const CURVE_TARGETS = {
+  maxRssPerAgentKiB: 32,
+  maxClientsP99Ms: 20,
+  maxStatusP99Ms: 50,
+  maxStopSeconds: 10,
+  /** Per-agent cost at the maximum against that at the first stage. */
+  maxGrowth: 1.1,
+};
+
+interface DescriptorStatus extends StatusData {
+  descriptors_used: number | null;
+  descriptors_limit: number | null;
+  descriptors_agent_high_water: number | null;
+}
+
+export interface CurveStage {
+  agents: number;
+  connectSeconds: number;
+  rssKiB: number;
+  rssPerAgentKiB: number;
+  clientsMs: LatencySummary;
+  statusMs: LatencySummary;
+  /** svcd's event-loop delay while the requests ran, ms. */
+  eventLoopP99Ms: number;
+  eventLoopMaxMs: number;
+  descriptorsUsed: number;
+}
+
+export interface CurveResult {
+  stages: CurveStage[];
+  limit: number;
+  highWater: number;
+  /** The answer to one more agent's upgrade at the maximum. */
+  nextAgent: { status: number; retryAfter: string | undefined };
+  stopSeconds: number;
+  checks: Check[];
+  report: string;
+}
+
+export interface CurveOptions {
+  setup: LoadSetup;
+  /** Agent counts before the maximum, ascending. */
+  steps: number[];
+  workers: number;
+  connectConcurrency: number;
+  connectTimeoutS: number;
+  requests: number;
+  settleSeconds: number;
+  rssBeforeKiB: number;
+  stopGraceMs: number;
+}
+
+const LIST_PATH = '/clients?page[limit]=50';
+const WARMUP_REQUESTS = 30;
+const SETTLED_SAMPLES = 5;
+
+/** Descriptors left below the high-water mark by the stages; the overflow fleet takes them. */
+const OVERFLOW_MARGIN = 20;
+
+const median = (values: number[]) => summarize(values).p50;
+
+function metricValue(body: string, name: string): number {
+  const line = body.split('\n').find((l) => l.startsWith(`${name} `));
+  if (line === undefined) throw new Error(`no ${name} in the metrics`);
+  return Number(line.slice(name.length + 1));
+}
+
+/** One raw WebSocket upgrade to the agent port, as an agent sends it; the status line and Retry-After. */
+function upgradeOnce(port: number): Promise<{ status: number; retryAfter: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.once('error', reject);
+    socket.once('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0);
+      resolve({ status, retryAfter: /\r\nretry-after: *([^\r]*)/i.exec(received)?.[1] });
+    });
+    socket.write(
+      [
+        'GET / HTTP/1.1',
+        'Host: svcd',
+        'Upgrade: websocket',
+        'Connection: Upgrade',
+        'Sec-WebSocket-Version: 13',
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Protocol: svc-v1',
+        '',
+        '',
+      ].join('\r\n'),
+    );
+  });
+}
+
+async function settledRss(setup: LoadSetup, seconds: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < seconds; i++) {
+    samples.push(setup.svcd.rssKiB());
+    await sleep(1_000);
+  }
+  return median(samples.slice(-SETTLED_SAMPLES));
+}
+
+/** Connects `count` more agents (a fleet of their own) and waits until svcd lists `total` connected. */
+async function addAgents(options: CurveOptions, stage: number, count: number, total: number) {
+  const { setup } = options;
+  const status = await setup.api.getJson<StatusData>('/status');
+  const fleet = new SimulatorFleet({
+    url: setup.svcd.agentUrl,
+    authId: CLIENT_AUTH.id,
+    password: CLIENT_AUTH.password,
+    fingerprint: status.data.fingerprint,
+    clients: count,
+    workers: Math.max(1, Math.min(options.workers, Math.ceil(count / 500))),
+    startConcurrency: options.connectConcurrency,
+    idPrefix: `stage${stage}-`,
+  });
+  onCleanUp(() => fleet.stop());
+  const start = performance.now();
+  fleet.start();
+  await fleet.waitAllConnected(options.connectTimeoutS * 1000, (s) =>
+    progress(
+      `stage ${stage}: ${s.connected}/${count} connected (${total} in all), ${s.backingOff} backing off`,
+    ),
+  );
+  for (let deadline = Date.now() + 60_000; ; await sleep(250)) {
+    const listed = (await setup.api.getJson<StatusData>('/status')).data.clients_connected;
+    if (listed === total) break;
+    if (Date.now() > deadline) throw new Error(`svcd lists ${listed} connected, expected ${total}`);
+  }
+  return { fleet, seconds: (performance.now() - start) / 1000 };
+}
+
+/**
+ * Connects agents until svcd refuses them: a fleet of more than are left below the high-water mark, until one
+ * of them is refused with 503. Resolves with how many of them connected.
+ */
+async function fillToHighWater(options: CurveOptions, stage: number, highWater: number): Promise<number> {
+  const { setup } = options;
+  const status = (await setup.api.getJson<DescriptorStatus>('/status')).data;
+  const left = highWater - (status.descriptors_used ?? highWater);
+  const fleet = new SimulatorFleet({
+    url: setup.svcd.agentUrl,
+    authId: CLIENT_AUTH.id,
+    password: CLIENT_AUTH.password,
+    fingerprint: status.fingerprint,
+    clients: Math.max(0, left) + OVERFLOW_MARGIN,
+    workers: 1,
+    startConcurrency: 4,
+    idPrefix: `stage${stage}-`,
+  });
+  onCleanUp(() => fleet.stop());
+  fleet.start();
+  for (let deadline = Date.now() + 120_000; ; await sleep(250)) {
+    fleet.check();
+    const s = fleet.stats();
+    if ((s.failures['busy (HTTP 503)'] ?? 0) > 0 && s.handshaking === 0) {
+      progress(
+        `filled to the high-water mark: ${s.connected} more agents connected, the rest refused with 503`,
+      );
+      return s.connected;
+    }
+    if (Date.now() > deadline) throw new Error(`no agent was refused with 503: ${JSON.stringify(s)}`);
+  }
+}
+
+async function measureStage(
+  options: CurveOptions,
+  scraper: ApiClient,
+  agents: number,
+  connectSeconds: number,
+) {
+  const { setup } = options;
+  const rssKiB = await settledRss(setup, options.settleSeconds);
+  await sequentialLatencies(setup.api, LIST_PATH, WARMUP_REQUESTS);
+  await sequentialLatencies(setup.api, '/status', WARMUP_REQUESTS);
+  await scraper.get(''); // resets svcd's event-loop histogram
+  const clientsMs = summarize(await sequentialLatencies(setup.api, LIST_PATH, options.requests));
+  const statusMs = summarize(await sequentialLatencies(setup.api, '/status', options.requests));
+  const metrics = (await scraper.get('')).body;
+  const status = (await setup.api.getJson<DescriptorStatus>('/status')).data;
+  const stage: CurveStage = {
+    agents,
+    connectSeconds,
+    rssKiB,
+    rssPerAgentKiB: (rssKiB - options.rssBeforeKiB) / agents,
+    clientsMs,
+    statusMs,
+    eventLoopP99Ms: metricValue(metrics, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+    eventLoopMaxMs: metricValue(metrics, 'nodejs_eventloop_lag_max_seconds') * 1000,
+    descriptorsUsed: status.descriptors_used ?? 0,
+  };
+  progress(
+    `${agents} agents: ${stage.rssPerAgentKiB.toFixed(1)} KiB/agent, /clients p99 ${clientsMs.p99.toFixed(1)} ms, ` +
+      `/status p99 ${statusMs.p99.toFixed(1)} ms, event loop p99 ${stage.eventLoopP99Ms.toFixed(1)} ms`,
+  );
+  return stage;
+}
+
+export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> {
+  const { setup } = options;
+  const scraper = new ApiClient(setup.svcd.metricsUrl, 1);
+  onCleanUp(() => scraper.close());
+  const before = (await setup.api.getJson<DescriptorStatus>('/status')).data;
+  const limit = before.descriptors_limit;
+  const highWater = before.descriptors_agent_high_water;
+  if (limit === null || highWater === null || before.descriptors_used === null)
+    throw new Error('svcd does not report its descriptors: the curve needs Linux');
+  // Every agent holds one descriptor: the maximum is the high-water mark less what svcd holds without agents
+  // (and a few for the scraper's and the API client's connections); overflow() takes the last few.
+  const max = highWater - before.descriptors_used - OVERFLOW_MARGIN;
+  progress(
+    `open-file limit ${limit}, agents refused from ${highWater} descriptors on: at most ${max} agents`,
+  );
+  const counts = [...options.steps.filter((n) => n < max), max];
+
+  const stages: CurveStage[] = [];
+  let total = 0;
+  for (const [i, target] of counts.entries()) {
+    const added = await addAgents(options, i, target - total, target);
+    total = target;
+    stages.push(await measureStage(options, scraper, total, added.seconds));
+  }
+  const overflow = await fillToHighWater(options, counts.length, highWater);
+  total += overflow;
+  const nextAgent = await upgradeOnce(setup.svcd.agentPort);
+  progress(`one more agent: HTTP ${nextAgent.status}, Retry-After ${nextAgent.retryAfter ?? '-'}`);
+
+  progress(`SIGTERM to svcd with ${total} agents connected`);
+  const stopStart = performance.now();
+  await setup.svcd.stop(options.stopGraceMs);
+  const stopSeconds = (performance.now() - stopStart) / 1000;
+
+  const first = stages[0]!;
+  const last = stages[stages.length - 1]!;
+  const checks: Check[] = [
+    {
+      target: `svcd RSS per agent at ${last.agents}`,
+      value: `${last.rssPerAgentKiB.toFixed(1)} KiB`,
+      limit: `<= ${CURVE_TARGETS.maxRssPerAgentKiB} KiB`,
+      pass: last.rssPerAgentKiB <= CURVE_TARGETS.maxRssPerAgentKiB,
+    },
+    {
+      target: `GET ${LIST_PATH} p99 at ${last.agents}`,
+      value: `${last.clientsMs.p99.toFixed(1)} ms`,
+      limit: `<= ${CURVE_TARGETS.maxClientsP99Ms} ms`,
+      pass: last.clientsMs.p99 <= CURVE_TARGETS.maxClientsP99Ms,
+    },
+    {
+      target: `GET /status p99 at ${last.agents}`,
+      value: `${last.statusMs.p99.toFixed(1)} ms`,
+      limit: `<= ${CURVE_TARGETS.maxStatusP99Ms} ms`,
+      pass: last.statusMs.p99 <= CURVE_TARGETS.maxStatusP99Ms,
+    },
+    {
+      target: `RSS per agent at ${last.agents} / at ${first.agents}`,
+      value: (last.rssPerAgentKiB / first.rssPerAgentKiB).toFixed(2),
+      limit: `<= ${CURVE_TARGETS.maxGrowth}`,
+      pass: last.rssPerAgentKiB / first.rssPerAgentKiB <= CURVE_TARGETS.maxGrowth,
+    },
+    {
+      target: `/clients p99 per agent at ${last.agents} / at ${first.agents}`,
+      value: (last.clientsMs.p99 / last.agents / (first.clientsMs.p99 / first.agents)).toFixed(2),
+      limit: `<= ${CURVE_TARGETS.maxGrowth}`,
+      pass:
+        last.clientsMs.p99 / last.agents / (first.clientsMs.p99 / first.agents) <= CURVE_TARGETS.maxGrowth,
+    },
+    {
+      target: 'the next agent at the maximum',
+      value: `HTTP ${nextAgent.status}, Retry-After ${nextAgent.retryAfter ?? '-'}`,
+      limit: '503 with Retry-After',
+      pass: nextAgent.status === 503 && nextAgent.retryAfter !== undefined,
+    },
+    {
+      target: `graceful stop with ${total} agents`,
+      value: `${stopSeconds.toFixed(1)} s`,
+      limit: `<= ${CURVE_TARGETS.maxStopSeconds} s`,
+      pass: stopSeconds <= CURVE_TARGETS.maxStopSeconds,
+    },
+  ];
+  const fmt = (s: LatencySummary) => `${s.p50.toFixed(1)} / ${s.p99.toFixed(1)}`;
+  const report = table(
+    [
+      'agents',
+      'connect (stage)',
+      'svcd RSS',
+      'RSS / agent',
+      '/clients p50 / p99',
+      '/status p50 / p99',
+      'event loop p99 / max',
+      'descriptors',
+    ],
+    stages.map((s) => [
+      String(s.agents),
+      `${s.connectSeconds.toFixed(1)} s`,
+      `${(s.rssKiB / 1024).toFixed(1)} MiB`,
+      `${s.rssPerAgentKiB.toFixed(1)} KiB`,
+      `${fmt(s.clientsMs)} ms`,
+      `${fmt(s.statusMs)} ms`,
+      `${s.eventLoopP99Ms.toFixed(1)} / ${s.eventLoopMaxMs.toFixed(1)} ms`,
+      `${s.descriptorsUsed} / ${limit}`,
+    ]),
+  );
+  return { stages, limit, highWater, nextAgent, stopSeconds, checks, report };
+}
