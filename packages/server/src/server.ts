@@ -71,6 +71,8 @@ const SESSION_PURGE_INTERVAL_MS = 3600_000;
 export interface RunningServer {
   /** Base URL of the management API, when `[api] address` is set. */
   readonly apiUrl: string | undefined;
+  /** The API's Fastify instance (when the API is on), for `inject()` in tests. */
+  readonly apiApp: FastifyInstance | undefined;
   /** URL of the Prometheus metrics, when `[api] metrics_address` is set. */
   readonly metricsUrl: string | undefined;
   readonly clientPort: number;
@@ -368,6 +370,7 @@ export async function startServer(
 
     return {
       apiUrl,
+      apiApp: opened.api,
       metricsUrl,
       clientPort: opened.clients.port,
       connectUrls,

@@ -21,16 +21,24 @@ const CLIENTS_AUTH_LIST: ListSpec = {
   pagination: { defaultLimit: 50, maxLimit: 500 },
 };
 
+const ADMINS_ONLY = 'Administrators only.';
+
 type IdParams = { Params: { id: string } };
 
 const OPERATIONS = {
   list: {
     tag: 'clients-auth',
     summary: 'List client credentials',
+    description: ADMINS_ONLY,
     list: CLIENTS_AUTH_LIST,
     responses: [list(sparse(clientCredentialSchema))],
   },
-  get: { tag: 'clients-auth', summary: 'One client credential', responses: [data(clientCredentialSchema)] },
+  get: {
+    tag: 'clients-auth',
+    summary: 'One client credential',
+    description: ADMINS_ONLY,
+    responses: [data(clientCredentialSchema)],
+  },
   create: {
     tag: 'clients-auth',
     summary: 'Add a client credential',
@@ -41,6 +49,7 @@ const OPERATIONS = {
   delete: {
     tag: 'clients-auth',
     summary: 'Delete a client credential',
+    description: 'Administrators only, and only when [server] auth_write allows it.',
     query: [
       {
         name: 'force',

@@ -32,6 +32,7 @@ export function vaultAdminRoutes(app: FastifyInstance, vault: VaultService): voi
 
   app.post('/vault-admin/init', documented(OPERATIONS.init), async (request, reply) => {
     const caller = callerOf(request).user;
+    vault.assertMayAdminister(caller);
     const { password } = parseBody(vaultInitBodySchema, request.body);
     await vault.init(caller, password);
     return reply.status(201).send();
@@ -39,6 +40,7 @@ export function vaultAdminRoutes(app: FastifyInstance, vault: VaultService): voi
 
   app.post('/vault-admin/sesame', documented(OPERATIONS.unlock), async (request, reply) => {
     const caller = callerOf(request).user;
+    vault.assertMayAdminister(caller);
     const { password } = parseBody(vaultUnlockBodySchema, request.body);
     await vault.unlock(caller, password);
     return reply.status(201).send();
