@@ -129,6 +129,12 @@ const listOf = (names: readonly string[]): string => (names.length > 0 ? names.j
 
 const INTEGER = /^\d+$/;
 
+/**
+ * Most field × value comparisons one query may ask for. Each becomes a term of the SQL WHERE; SQLite refuses an
+ * expression deeper than 1000, and no one filters on hundreds of values by hand.
+ */
+export const MAX_FILTER_TERMS = 500;
+
 /** '' (no time), `*` alone (any time) or a time prefix. */
 const isTimeFilterValue = (value: string): boolean =>
   value === '' || value.replace(/\*/g, '') === '' || parseTimePeriod(value) !== undefined;
@@ -277,6 +283,16 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
     seenPage.add(inner);
     if (inner === 'limit') limitRaw = value;
     else offsetRaw = value;
+  }
+
+  const terms = filters.reduce((sum, f) => sum + f.fields.length * f.values.length, 0);
+  if (terms > MAX_FILTER_TERMS) {
+    problems.push(
+      item(
+        `the filters compare ${terms} field-value pairs; at most ${MAX_FILTER_TERMS} are allowed`,
+        'use fewer values or fields per filter (filter[*] counts every filterable field)',
+      ),
+    );
   }
 
   let page: ListPage | undefined;
