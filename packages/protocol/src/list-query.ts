@@ -350,15 +350,24 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
  */
 export function compileWildcard(pattern: string): (text: string) => boolean {
   const matches = compileLowerCaseWildcard(pattern);
-  return (text) => matches(text.toLowerCase());
+  return (text) => matches(foldCase(text));
 }
 
 /**
- * `compileWildcard` for text the caller has already lower-cased (with `toLowerCase()`), so that text matched
- * against many patterns is lower-cased once.
+ * Lower case for comparing without case. `toLowerCase()` alone is not enough: it turns a capital sigma at the end
+ * of a word into the final form ς and elsewhere into σ, so 'ΑΣ' and 'ασ' would differ.
+ */
+export function foldCase(text: string): string {
+  const lower = text.toLowerCase();
+  return lower.includes('ς') ? lower.replaceAll('ς', 'σ') : lower;
+}
+
+/**
+ * `compileWildcard` for text the caller has already folded (with `foldCase()`), so that text matched against many
+ * patterns is folded once.
  */
 export function compileLowerCaseWildcard(pattern: string): (lowerText: string) => boolean {
-  const p = pattern.toLowerCase();
+  const p = foldCase(pattern);
   if (!p.includes('*')) return (t) => t === p;
   const segments = p.split('*');
   const head = segments[0] ?? '';
