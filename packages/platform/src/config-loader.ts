@@ -103,13 +103,13 @@ export const configErrorMap: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
-/** Where an issue sits: `[section] key`, `[section] key[1]`, `[section]`, or '' for the whole file. */
 /** A key as TOML writes it: bare when it may be, else quoted, so a name holding `]` or blanks stays readable. */
 const tomlKey = (key: PropertyKey): string => {
   const name = String(key);
   return /^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name);
 };
 
+/** Where an issue sits: `[section] key`, `[section] key[1]`, `[section]`, or '' for the whole file. */
 function location(path: readonly PropertyKey[]): string {
   const [section, key, ...rest] = path;
   if (section === undefined) return '';

@@ -105,7 +105,10 @@ export class UsersService {
     return this.outcome({ username: target.username, groups: [...target.groups] });
   }
 
-  /** Throws unless `caller` may manage users; routes call it before reading a body, so a non-admin gets 403 whatever it sent. */
+  /**
+   * Throws unless `caller` may manage users. Routes call it before reading a body, so that a non-admin gets 403
+   * whatever it sent.
+   */
   assertMayManage(caller: UserRecord): void {
     if (this.store.kind === 'static') {
       throw new AppError(
