@@ -4,7 +4,7 @@
  * something changes, at least every 2 s. SIGUSR2 sets the mark (see LoadSimulator.mark). A line
  * `{"type":"ping-round","round":n,"startAt":ms}` on stdin runs one ping round (LoadSimulator.pingRound) at the wall
  * clock time startAt and answers `{"type":"ping-round","worker":w,"round":n,"sent":..,"replied":..,"failed":..,
- * "finishedAt":ms}` on stdout. Stops on SIGTERM/SIGINT, or by itself when its parent is gone.
+ * "finishedAt":ms}` on stdout. A line `{"type":"drop","count":n}` cuts the links of n connected clients (churn). Stops on SIGTERM/SIGINT, or by itself when its parent is gone.
  *
  *   node --import tsx bench/simulator-worker.ts '{"worker":0,"url":"ws://127.0.0.1:8080","authId":"..",
  *     "password":"..","fingerprint":"..","idPrefix":"sim-0-","count":2500,"startConcurrency":8}'
@@ -82,9 +82,11 @@ async function pingRound(round: number, startAt: number): Promise<void> {
 
 if (process.stdin.readable)
   createInterface({ input: process.stdin }).on('line', (line) => {
-    const command = JSON.parse(line) as { type?: string; round?: number; startAt?: number };
+    const command = JSON.parse(line) as { type?: string; round?: number; startAt?: number; count?: number };
     if (command.type === 'ping-round' && Number.isInteger(command.round) && Number.isFinite(command.startAt))
       void pingRound(command.round as number, command.startAt as number);
+    if (command.type === 'drop' && Number.isInteger(command.count))
+      simulator.dropLinks(command.count as number);
   });
 
 report(true);

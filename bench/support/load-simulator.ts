@@ -5,7 +5,9 @@
  * retry with the agent's Backoff (full jitter, 1 s .. 5 min, reset after an accepted hello). `job.run` is answered
  * with a built-in no-op that starts no process: reply `{pid: 0, started_at}` at once, then the agent's own
  * result sender delivers an empty successful result as the agent does (a `job.result` request, or with
- * `resultsOnChannel` on its own output channel) and waits for svcd's ACK.
+ * `resultsOnChannel` on its own output channel) and waits for svcd's ACK. Tunnels are allowed to any target and
+ * registered with svcd as the agent does (`tcpip-forward`); a connection through one is echoed back by the agent
+ * itself instead of being dialled onwards.
  */
 import { randomUUID } from 'node:crypto';
 import { openLink, type Link } from '../../packages/agent/src/connection/ssh-link.js';
@@ -213,6 +215,7 @@ class SimulatedAgent {
       request: this.options.resultsOnChannel ? undefined : (result) => peer.request('job.result', result),
     };
     peer.on('job.run', (job) => this.runNoop(results, job));
+    serveEchoTunnels(peer, link);
     link.control.once('end', () => markEnded());
     link.control.once('close', () => markEnded());
     const hello: Hello = {
@@ -280,6 +283,28 @@ class SimulatedAgent {
     schedule();
     return handle;
   }
+}
+
+/** Tunnel requests as the agent answers them, with an echo in place of the target behind each tunnel. */
+function serveEchoTunnels(peer: ControlPeer, link: Link): void {
+  peer.on('tunnel.allowed', () => ({ allowed: true }));
+  peer.on('tunnel.check_port', () => ({ open: true }));
+  peer.on(
+    'tunnel.open',
+    ({ host, port }) =>
+      new Promise<Record<string, never>>((resolve, reject) =>
+        link.ssh.forwardIn(host, port, (err) => (err ? reject(err) : resolve({}))),
+      ),
+  );
+  peer.on(
+    'tunnel.close',
+    ({ host, port }) =>
+      new Promise<Record<string, never>>((resolve) => link.ssh.unforwardIn(host, port, () => resolve({}))),
+  );
+  link.ssh.on('tcp connection', (_details, accept) => {
+    const channel = accept();
+    channel.pipe(channel);
+  });
 }
 
 /** Holds `count` simulated agents; start() launches them at a bounded rate, stop() cuts every link. */
@@ -352,6 +377,18 @@ export class LoadSimulator {
   }
 
   /** Remembers now as the mark: connectedSinceMark counts only links accepted from now on. */
+  /** Churn: cuts the links of up to `count` connected agents, picked at random; they reconnect as agents do. */
+  dropLinks(count: number): number {
+    const connected = this.agents.filter((agent) => agent.state === 'connected');
+    let dropped = 0;
+    while (dropped < count && connected.length > 0) {
+      const [agent] = connected.splice(Math.floor(Math.random() * connected.length), 1);
+      agent?.destroy();
+      dropped += 1;
+    }
+    return dropped;
+  }
+
   mark(): void {
     this.stats.markAt = Date.now();
     this.stats.firstDropAfterMark = 0;

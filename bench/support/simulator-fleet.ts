@@ -179,6 +179,13 @@ export class SimulatorFleet {
     }
   }
 
+  /** Churn: every worker cuts the links of its share of `count` connected clients (they reconnect by themselves). */
+  dropLinks(count: number): void {
+    const share = Math.ceil(count / Math.max(1, this.workers.length));
+    for (const worker of this.workers)
+      worker.proc.stdin?.write(`${JSON.stringify({ type: 'drop', count: share })}\n`);
+  }
+
   /** CPU time (user + system) the workers have used so far, in ms. */
   cpuMs(): number {
     return this.workers.reduce((sum, worker) => sum + (processCpuMs(worker.proc.pid) ?? 0), 0);

@@ -103,13 +103,19 @@ export const configErrorMap: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
+/** A key as TOML writes it: bare when it may be, else quoted, so a name holding `]` or blanks stays readable. */
+const tomlKey = (key: PropertyKey): string => {
+  const name = String(key);
+  return /^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name);
+};
+
 /** Where an issue sits: `[section] key`, `[section] key[1]`, `[section]`, or '' for the whole file. */
 function location(path: readonly PropertyKey[]): string {
   const [section, key, ...rest] = path;
   if (section === undefined) return '';
-  let out = `[${String(section)}]`;
-  if (key !== undefined) out += ` ${String(key)}`;
-  for (const part of rest) out += typeof part === 'number' ? `[${part}]` : `.${String(part)}`;
+  let out = `[${tomlKey(section)}]`;
+  if (key !== undefined) out += ` ${tomlKey(key)}`;
+  for (const part of rest) out += typeof part === 'number' ? `[${part}]` : `.${tomlKey(part)}`;
   return out;
 }
 
@@ -135,9 +141,9 @@ export function formatZodIssues(
       if (issue.path.length > 0) {
         lines.push(`${location([...issue.path, key])}: unknown key (${hint})`);
       } else if (isTable((input as Record<string, unknown> | undefined)?.[key])) {
-        lines.push(`[${key}]: unknown section (${hint})`);
+        lines.push(`[${tomlKey(key)}]: unknown section (${hint})`);
       } else {
-        lines.push(`${key}: unknown key outside any section (move it under its [section]; ${hint})`);
+        lines.push(`${tomlKey(key)}: unknown key outside any section (move it under its [section]; ${hint})`);
       }
     }
   }

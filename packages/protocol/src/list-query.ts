@@ -129,6 +129,12 @@ const listOf = (names: readonly string[]): string => (names.length > 0 ? names.j
 
 const INTEGER = /^\d+$/;
 
+/**
+ * Most field × value comparisons one query may ask for. Each becomes a term of the SQL WHERE; SQLite refuses an
+ * expression deeper than 1000, and no one filters on hundreds of values by hand.
+ */
+export const MAX_FILTER_TERMS = 500;
+
 /** '' (no time), `*` alone (any time) or a time prefix. */
 const isTimeFilterValue = (value: string): boolean =>
   value === '' || value.replace(/\*/g, '') === '' || parseTimePeriod(value) !== undefined;
@@ -279,6 +285,16 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
     else offsetRaw = value;
   }
 
+  const terms = filters.reduce((sum, f) => sum + f.fields.length * f.values.length, 0);
+  if (terms > MAX_FILTER_TERMS) {
+    problems.push(
+      item(
+        `the filters compare ${terms} field-value pairs; at most ${MAX_FILTER_TERMS} are allowed`,
+        'use fewer values or fields per filter (filter[*] counts every filterable field)',
+      ),
+    );
+  }
+
   let page: ListPage | undefined;
   if (spec.pagination) {
     const { defaultLimit, maxLimit } = spec.pagination;
@@ -334,15 +350,24 @@ export function parseListQuery(query: ListQueryInput | null | undefined, spec: L
  */
 export function compileWildcard(pattern: string): (text: string) => boolean {
   const matches = compileLowerCaseWildcard(pattern);
-  return (text) => matches(text.toLowerCase());
+  return (text) => matches(foldCase(text));
 }
 
 /**
- * `compileWildcard` for text the caller has already lower-cased (with `toLowerCase()`), so that text matched
- * against many patterns is lower-cased once.
+ * Lower case for comparing without case. `toLowerCase()` alone is not enough: it turns a capital sigma at the end
+ * of a word into the final form ς and elsewhere into σ, so 'ΑΣ' and 'ασ' would differ.
+ */
+export function foldCase(text: string): string {
+  const lower = text.toLowerCase();
+  return lower.includes('ς') ? lower.replaceAll('ς', 'σ') : lower;
+}
+
+/**
+ * `compileWildcard` for text the caller has already folded (with `foldCase()`), so that text matched against many
+ * patterns is folded once.
  */
 export function compileLowerCaseWildcard(pattern: string): (lowerText: string) => boolean {
-  const p = pattern.toLowerCase();
+  const p = foldCase(pattern);
   if (!p.includes('*')) return (t) => t === p;
   const segments = p.split('*');
   const head = segments[0] ?? '';

@@ -78,6 +78,8 @@ export interface RunningServer {
   readonly apiUrl: string | undefined;
   /** URL of the web console (or of `[api] doc_root`'s UI), when one is served. */
   readonly consoleUrl: string | undefined;
+  /** The API's Fastify instance (when the API is on), for `inject()` in tests. */
+  readonly apiApp: FastifyInstance | undefined;
   /** URL of the Prometheus metrics, when `[api] metrics_address` is set. */
   readonly metricsUrl: string | undefined;
   readonly clientPort: number;
@@ -409,6 +411,7 @@ export async function startServer(
     return {
       apiUrl,
       consoleUrl,
+      apiApp: opened.api,
       metricsUrl,
       clientPort: opened.clients.port,
       connectUrls,

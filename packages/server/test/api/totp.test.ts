@@ -161,6 +161,13 @@ describe('without totp_enabled', () => {
     expect(verify.status).toBe(409);
     expect((await t.api.get('/login', basic(ADMIN))).json.data.two_fa).toBeNull();
   });
+
+  test("another user's secret is for Administrators first: a non-admin gets 403, an admin 400", async () => {
+    const asOperator = await t.api.delete('/users/admin/totp-secret', basic(OPERATOR));
+    expect([asOperator.status, errorCode(asOperator)]).toEqual([403, 'ERR_ADMIN_REQUIRED']);
+    const asAdmin = await t.api.delete('/users/operator/totp-secret', basic(ADMIN));
+    expect([asAdmin.status, errorCode(asAdmin)]).toEqual([400, 'ERR_TOTP_DISABLED']);
+  });
 });
 
 describe('start-up errors name both keys', () => {

@@ -257,6 +257,9 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
       t.api.post('/users', { username: 'x-user', password: 'x-password-1' }, asOperator),
       t.api.put('/users/admin', { groups: [] }, asOperator),
       t.api.delete('/users/admin', asOperator),
+      // Authorisation comes before the body: an invalid body does not tell a non-admin what the route wants.
+      t.api.post('/users', { username: 5 }, asOperator),
+      t.api.put('/users/admin', { groups: 'x' }, asOperator),
     ];
     for (const res of await Promise.all(calls)) {
       expect(res.status).toBe(403);

@@ -366,6 +366,9 @@ describe.each(STORES)('vault on %s', (store) => {
       ['POST', '/vault-admin/init', { password: PASSWORD }],
       ['POST', '/vault-admin/sesame', { password: PASSWORD }],
       ['DELETE', '/vault-admin/sesame'],
+      // Authorisation comes before the body.
+      ['POST', '/vault-admin/init', {}],
+      ['POST', '/vault-admin/sesame', { password: 5 }],
     ] as [string, string, unknown?][]) {
       const res = await t.api.request(method, path, { auth: asOperator, body });
       expect([method, path, res.status, res.json.errors[0].code]).toEqual([

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { applyListQuery, parseListQuery } from '@svc/protocol';
+import { applyListQuery, MAX_FILTER_TERMS, parseListQuery } from '@svc/protocol';
 import type { ListQuery, ListSpec } from '@svc/protocol';
 import {
   buildSqlList,
@@ -102,6 +102,29 @@ describe('list query on SQLite', () => {
     const first = await list({});
     expect(first.rows.map((r) => r.item_id)).toEqual(['i06', 'i07', 'i08']);
     expect(first.count).toBe(9);
+  });
+
+  test('filters up to MAX_FILTER_TERMS field-value pairs run on SQLite; one more is a 400, not a 500', async () => {
+    const values = (n: number) => ['i01', ...Array.from({ length: n - 1 }, (_, i) => `none-${i}`)].join(',');
+    expect(MAX_FILTER_TERMS).toBe(500);
+    expect(await allIds({ 'filter[id]': values(500) })).toEqual(['i01']);
+    expect(await allIds({ 'filter[*]': values(125) })).toEqual(['i01']);
+    // Repeated parameters AND together: 500 of them are as deep a WHERE as SQLite takes here.
+    expect(await allIds({ 'filter[id]': Array.from({ length: 500 }, () => 'i0*') })).toHaveLength(9);
+    for (const q of [
+      { 'filter[id]': values(501) },
+      { 'filter[*]': values(126) },
+      { 'filter[id]': Array.from({ length: 501 }, () => 'i0*') },
+    ]) {
+      let thrown: unknown;
+      try {
+        parseListQuery(q, spec);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toMatchObject({ kind: 'invalid', code: 'ERR_INVALID_QUERY' });
+      expect((thrown as Error).message).toContain('at most 500');
+    }
   });
 
   test('asc, desc and tie-breaks', async () => {

@@ -11,6 +11,7 @@
  */
 import {
   compileLowerCaseWildcard,
+  foldCase,
   type ClientGroupParamKey,
   type ClientGroupParams,
   type ClientGroupParamValue,
@@ -66,8 +67,8 @@ export function sameMatchInput(a: ClientRecord, b: ClientRecord): boolean {
 }
 
 const lowerValues = (value: unknown): readonly string[] => {
-  if (typeof value === 'string') return [value.toLowerCase()];
-  if (Array.isArray(value)) return value.filter((v) => typeof v === 'string').map((v) => v.toLowerCase());
+  if (typeof value === 'string') return [foldCase(value)];
+  if (Array.isArray(value)) return value.filter((v) => typeof v === 'string').map(foldCase);
   return [];
 };
 
@@ -82,7 +83,7 @@ export function matchView(record: ClientRecord): MatchView {
     for (const key of FIELD_KEYS) fields[key] = lowerValues(record[FIELD_OF[key]]);
     const labels = Object.entries(record.labels)
       .filter(([key, value]) => !key.includes(':') && !value.includes(':'))
-      .map(([key, value]) => ({ key: key.trim().toLowerCase(), value: value.trim().toLowerCase() }));
+      .map(([key, value]) => ({ key: foldCase(key.trim()), value: foldCase(value.trim()) }));
     view = { fields, labels };
     views.set(record, view);
   }
@@ -92,7 +93,7 @@ export function matchView(record: ClientRecord): MatchView {
 /** `key : value` → key and a matcher of the value; the schema has already refused other shapes. */
 const compileLabelPattern = (entry: string): ((label: LowerLabel) => boolean) => {
   const colon = entry.indexOf(':');
-  const key = entry.slice(0, colon).trim().toLowerCase();
+  const key = foldCase(entry.slice(0, colon).trim());
   const value = compileLowerCaseWildcard(entry.slice(colon + 1).trim());
   return (label) => label.key === key && value(label.value);
 };

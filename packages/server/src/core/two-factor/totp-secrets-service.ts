@@ -48,8 +48,8 @@ export class TotpSecretsService {
 
   /** DELETE /users/{username}/totp-secret: an Administrators member with a token from /verify-2fa (spec 5.6.3). */
   async deleteFor(caller: Caller, username: string): Promise<void> {
-    this.assertEnabled();
     assertAdmin(caller.user, "other users' TOTP secrets");
+    this.assertEnabled();
     if (caller.tokenStage !== 'verified') throw twoFactorErrors.verifiedTokenRequired();
     const user = await this.deps.findUser(username);
     if (!user) throw new AppError('not_found', ERROR_CODES.userNotFound, `User '${username}' not found`);

@@ -40,13 +40,13 @@ export class UsersService {
   ) {}
 
   async list(caller: UserRecord): Promise<UserListItem[]> {
-    this.assertAllowed(caller);
+    this.assertMayManage(caller);
     const users = await this.store.list();
     return users.map((u) => ({ username: u.username, groups: [...u.groups] }));
   }
 
   async create(caller: UserRecord, input: UserInput): Promise<WriteOutcome> {
-    this.assertAllowed(caller);
+    this.assertMayManage(caller);
     const existing = await this.store.listForWrite();
     const taken = findLookAlike(
       existing.map((u) => u.username),
@@ -66,7 +66,7 @@ export class UsersService {
   }
 
   async update(caller: UserRecord, username: string, changes: UserUpdate): Promise<WriteOutcome> {
-    this.assertAllowed(caller);
+    this.assertMayManage(caller);
     if (
       changes.password === undefined &&
       changes.groups === undefined &&
@@ -96,7 +96,7 @@ export class UsersService {
   }
 
   async delete(caller: UserRecord, username: string): Promise<WriteOutcome> {
-    this.assertAllowed(caller);
+    this.assertMayManage(caller);
     const users = await this.store.listForWrite();
     const target = findOrThrow(users, username);
     if (isAdmin(target)) assertAnotherAdmin(users, target.username, 'deleted');
@@ -105,7 +105,11 @@ export class UsersService {
     return this.outcome({ username: target.username, groups: [...target.groups] });
   }
 
-  private assertAllowed(caller: UserRecord): void {
+  /**
+   * Throws unless `caller` may manage users. Routes call it before reading a body, so that a non-admin gets 403
+   * whatever it sent.
+   */
+  assertMayManage(caller: UserRecord): void {
     if (this.store.kind === 'static') {
       throw new AppError(
         'invalid',

@@ -58,6 +58,11 @@ export class VaultService {
     };
   }
 
+  /** Throws unless `caller` may set up, unlock and lock the vault; routes call it before reading a body. */
+  assertMayAdminister(caller: VaultCaller): void {
+    assertAdmin(caller, 'the vault');
+  }
+
   async init(caller: VaultCaller, password: string): Promise<void> {
     assertAdmin(caller, 'the vault');
     return this.#oneAtATime(() => this.#init(caller, password));

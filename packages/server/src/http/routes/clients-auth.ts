@@ -21,6 +21,8 @@ const CLIENTS_AUTH_LIST: ListSpec = {
   pagination: { defaultLimit: 50, maxLimit: 500 },
 };
 
+const ADMINS_ONLY = 'Administrators only.';
+
 type IdParams = { Params: { id: string } };
 
 const OPERATIONS = {
@@ -28,6 +30,7 @@ const OPERATIONS = {
     tag: 'clients-auth',
     summary: 'List client credentials',
     access: 'administrators',
+    description: ADMINS_ONLY,
     list: CLIENTS_AUTH_LIST,
     responses: [list(sparse(clientCredentialSchema))],
   },
@@ -35,6 +38,7 @@ const OPERATIONS = {
     tag: 'clients-auth',
     summary: 'One client credential',
     access: 'administrators',
+    description: ADMINS_ONLY,
     responses: [data(clientCredentialSchema)],
   },
   create: {
@@ -49,6 +53,7 @@ const OPERATIONS = {
     tag: 'clients-auth',
     summary: 'Delete a client credential',
     access: 'administrators',
+    description: 'Administrators only, and only when [server] auth_write allows it.',
     query: [
       {
         name: 'force',

@@ -96,8 +96,10 @@ export function userRoutes(app: FastifyInstance, users: UsersService): void {
   });
 
   app.post('/users', documented(OPERATIONS.create), async (request, reply) => {
+    const caller = callerOf(request).user;
+    users.assertMayManage(caller);
     const body = parseBody(createUserBodySchema, request.body);
-    const outcome = await users.create(callerOf(request).user, body);
+    const outcome = await users.create(caller, body);
     const data = outcome.user;
     return reply.status(201).send(outcome.inEffect ? { data } : { data, meta: PENDING_RELOAD });
   });
@@ -106,8 +108,10 @@ export function userRoutes(app: FastifyInstance, users: UsersService): void {
     '/users/:username',
     documented(OPERATIONS.update),
     async (request, reply) => {
+      const caller = callerOf(request).user;
+      users.assertMayManage(caller);
       const body = parseBody(updateUserBodySchema, request.body);
-      const outcome = await users.update(callerOf(request).user, request.params.username, body);
+      const outcome = await users.update(caller, request.params.username, body);
       return sendChange(reply, outcome, outcome.user);
     },
   );

@@ -39,6 +39,7 @@ export function vaultAdminRoutes(app: FastifyInstance, vault: VaultService): voi
 
   app.post('/vault-admin/init', documented(OPERATIONS.init), async (request, reply) => {
     const caller = callerOf(request).user;
+    vault.assertMayAdminister(caller);
     const { password } = parseBody(vaultInitBodySchema, request.body);
     await vault.init(caller, password);
     return reply.status(201).send();
@@ -46,6 +47,7 @@ export function vaultAdminRoutes(app: FastifyInstance, vault: VaultService): voi
 
   app.post('/vault-admin/sesame', documented(OPERATIONS.unlock), async (request, reply) => {
     const caller = callerOf(request).user;
+    vault.assertMayAdminister(caller);
     const { password } = parseBody(vaultUnlockBodySchema, request.body);
     await vault.unlock(caller, password);
     return reply.status(201).send();
