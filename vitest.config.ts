@@ -15,7 +15,6 @@ const ALONE = [
   'packages/platform/test/malloc-trim.test.ts',
   'packages/platform/test/memory-reclaim.test.ts',
   'packages/platform/test/relay-garbage.test.ts',
-  'packages/server/test/gateway/connect-burst.test.ts',
 ];
 
 /**
