@@ -126,11 +126,11 @@ describe('slow and half-open clients against a real svcd', () => {
       `Authorization: Basic ${BASIC}\r\n\r\n{"user`;
     const connections = await openMany(s.apiPort, 2000, (i) => (i % 2 === 0 ? partialHeaders : partialBody));
 
-    // All 2,000 are open and waiting: a login still goes through, quickly.
-    const started = Date.now();
+    // While they are held open, logins still go through: answered while svcd still holds slow connections, not
+    // queued behind them until they time out. (On a loaded machine the first batches may time out meanwhile.)
     const logins = await Promise.all([1, 2, 3].map(() => s.api.get('/login', { auth: ADMIN })));
     expect(logins.map((r) => r.status)).toEqual([200, 200, 200]);
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+    expect(connections.some((c) => !c.socket.destroyed)).toBe(true);
 
     await expectAllTimedOut(connections);
     expect((await s.api.get('/login', { auth: ADMIN })).status).toBe(200);

@@ -108,12 +108,10 @@ describe.each(['sqlite', 'postgres'] as DbEngine[])('vault in a real svcd on %s'
     const api = createApiClient(`http://127.0.0.1:${apiPort}/api/v1`);
     proc = await startSvcd(configPath);
 
-    // The real svcd uses the production scrypt parameters.
-    const initStarted = performance.now();
+    // The real svcd uses the production scrypt parameters (their speed: bench/vault.bench.ts).
     expect(
       (await api.post('/vault-admin/init', { password: VAULT_PASSWORD }, { auth: asAdmin })).status,
     ).toBe(201);
-    expect(performance.now() - initStarted).toBeLessThan(2000);
 
     const acknowledged = await burstUntilKilled(api, proc);
     expect(acknowledged.size).toBeGreaterThanOrEqual(KILL_AFTER);
@@ -124,11 +122,9 @@ describe.each(['sqlite', 'postgres'] as DbEngine[])('vault in a real svcd on %s'
       init: 'setup-completed',
       status: 'locked',
     });
-    const unlockStarted = performance.now();
     expect(
       (await api.post('/vault-admin/sesame', { password: VAULT_PASSWORD }, { auth: asAdmin })).status,
     ).toBe(201);
-    expect(performance.now() - unlockStarted).toBeLessThan(1000);
 
     for (const [id, value] of acknowledged) {
       const res = await api.get(`/vault/${id}`, { auth: asAdmin });

@@ -101,8 +101,7 @@ test('stop() during a wait ends run() at once', async () => {
   });
   const running = agent.run();
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const started = Date.now();
+  // The wait is an hour long: run() ending here means stop() ended the wait, not the wait running out.
   await agent.stop();
   await running;
-  expect(Date.now() - started).toBeLessThan(1000);
 });

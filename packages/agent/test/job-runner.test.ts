@@ -172,7 +172,6 @@ describe('commands', () => {
     expect(end.exit_code).toBeNull();
     expect(end.error).toMatch(/still running after 1 s; the process \(pid \d+\) keeps running/);
     expect(waited).toBeGreaterThan(800);
-    expect(waited).toBeLessThan(3000);
     expect(isAlive(started.pid)).toBe(true);
   });
 

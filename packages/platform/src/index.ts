@@ -27,7 +27,13 @@ export { Backoff, abortableSleep, type BackoffOptions } from './backoff.js';
 export { splice, type SpliceChannel } from './splice.js';
 export { SocketReadBuffer, type ChunkHandler } from './socket-read-buffer.js';
 export { RelayGarbage, RELAY_GC_BYTES } from './relay-garbage.js';
-export { MemoryReclaim, RECLAIM_QUIET_MS, reclaimLogFields, type ReclaimOutcome } from './memory-reclaim.js';
+export {
+  MemoryReclaim,
+  RECLAIM_QUIET_MS,
+  reclaimLogFields,
+  type MemoryReclaimTiming,
+  type ReclaimOutcome,
+} from './memory-reclaim.js';
 export { keepCHeapThresholds } from './malloc-trim.js';
 export {
   countOpenDescriptors,

@@ -8,7 +8,16 @@ export const RECLAIM_QUIET_MS = 3_000;
  * 5 s after the burst: V8 shrinks a young generation the burst grew only at a collection that sees a low
  * allocation rate over its last ~5 s (one 1 s after the first left 4 MiB more of it resident after 400 commands).
  */
-const SECOND_COLLECTION_MS = 3_000;
+export const SECOND_COLLECTION_MS = 3_000;
+
+export interface MemoryReclaimTiming {
+  /** Quiet time after the last burst before the first collection. */
+  quietMs?: number;
+  /** Between the first collection and the second. */
+  secondCollectionMs?: number;
+  /** Runs one collection and returns its pause in ms (collectGarbage; a test watches its own through this). */
+  collect?: (type: 'major') => number;
+}
 
 export interface ReclaimOutcome {
   pausesMs: [number, number];
@@ -51,20 +60,27 @@ export function reclaimLogFields({ pausesMs, trimMs, rssBefore, rssAfter }: Recl
  */
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
+  private readonly quietMs: number;
+  private readonly secondCollectionMs: number;
+  private readonly collect: (type: 'major') => number;
 
   constructor(
     /** Told each reclaim's pauses, its trim and the RSS before and after, for the log. */
     private readonly report: (outcome: ReclaimOutcome) => void = () => {},
-    private readonly quietMs = RECLAIM_QUIET_MS,
-  ) {}
+    timing: MemoryReclaimTiming = {},
+  ) {
+    this.quietMs = timing.quietMs ?? RECLAIM_QUIET_MS;
+    this.secondCollectionMs = timing.secondCollectionMs ?? SECOND_COLLECTION_MS;
+    this.collect = timing.collect ?? collectGarbage;
+  }
 
   /** A burst of work that leaves garbage has happened (or is still going on). */
   afterLoad(): void {
     this.schedule(this.quietMs, () => {
       const rssBefore = readRss();
-      const first = collectGarbage('major');
-      this.schedule(SECOND_COLLECTION_MS, () => {
-        const second = collectGarbage('major');
+      const first = this.collect('major');
+      this.schedule(this.secondCollectionMs, () => {
+        const second = this.collect('major');
         void trimCHeap().then((trimMs) =>
           this.report({ pausesMs: [first, second], trimMs, rssBefore, rssAfter: readRss() }),
         );

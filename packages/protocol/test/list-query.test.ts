@@ -324,11 +324,12 @@ describe('compileWildcard', () => {
   });
 
   test('no catastrophic backtracking', () => {
+    // A backtracking matcher would try every placement of 200 segments in 50,000 characters and never end
+    // within the test's timeout; a forward scan answers at once.
     const text = 'a'.repeat(50_000);
     const pattern = `${'*a'.repeat(200)}*b*`;
-    const start = Date.now();
     expect(compileWildcard(pattern)(text)).toBe(false);
-    expect(Date.now() - start).toBeLessThan(1000);
+    expect(compileWildcard(pattern)(`${text}b`)).toBe(true);
   });
 });
 

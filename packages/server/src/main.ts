@@ -1,11 +1,9 @@
 import { Argument, Command, CommanderError } from 'commander';
-import { ConfigError, EXIT_USAGE, exitCodeOf } from '@svc/platform';
-import { renderExampleConfig } from './config/example.js';
-import { describeAddressChanges, prepareQuickstart, quickstartBanner } from './cli/quickstart.js';
-import { readPassword } from './cli/password-prompt.js';
-import { loadConfig, runServer } from './cli/run.js';
-import { runUserCommand, type UserAction } from './cli/user-command.js';
+import type { UserAction } from './cli/user-command.js';
 import { SVCD_VERSION } from './version.js';
+
+// Only commander is loaded before the command line is parsed: `--help` and `--version` answer without the server's
+// modules (about a second of loading); each command imports what it runs.
 
 // Small Buffers are normally cut from shared 8 KiB slabs; ssh2 keeps a few tiny ones per connection (identification
 // strings, the GCM tag), each pinning a whole slab for as long as the agent stays connected: ~3 KiB per idle agent
@@ -13,9 +11,11 @@ import { SVCD_VERSION } from './version.js';
 Buffer.poolSize = 0;
 
 /** One message on stderr (the journal under systemd) and an exit code saying whether a restart can help. */
-function fail(err: unknown): never {
+async function fail(err: unknown): Promise<never> {
   // Commander has printed its own message (or the help / version, exit code 0).
-  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
+  if (err instanceof CommanderError && err.exitCode === 0) process.exit(0);
+  const { ConfigError, EXIT_USAGE, exitCodeOf } = await import('@svc/platform');
+  if (err instanceof CommanderError) process.exit(EXIT_USAGE);
   const message = err instanceof ConfigError || err instanceof Error ? err.message : String(err);
   process.stderr.write(`svcd: ${message}\n`);
   process.exit(exitCodeOf(err));
@@ -34,7 +34,8 @@ const program = new Command('svcd')
   .enablePositionalOptions()
   .action(async (opts: { config?: string }) => {
     if (!opts.config)
-      fail('no configuration: pass -c FILE, or run `svcd quickstart` for a ready local setup');
+      throw new Error('no configuration: pass -c FILE, or run `svcd quickstart` for a ready local setup');
+    const { loadConfig, runServer } = await import('./cli/run.js');
     await runServer(loadConfig(opts.config));
   });
 
@@ -56,6 +57,9 @@ program
   )
   .action(async (opts: { dataDir: string; apiAddress: string; address: string }, command: Command) => {
     const given = (name: string) => command.getOptionValueSource(name) === 'cli';
+    const { describeAddressChanges, prepareQuickstart, quickstartBanner } =
+      await import('./cli/quickstart.js');
+    const { loadConfig, runServer } = await import('./cli/run.js');
     const prepared = await prepareQuickstart({
       dataDir: opts.dataDir,
       apiAddress: opts.apiAddress,
@@ -89,6 +93,9 @@ program
       action: UserAction,
       opts: { username: string; password?: boolean; group: string[]; config: string },
     ) => {
+      const { loadConfig } = await import('./cli/run.js');
+      const { readPassword } = await import('./cli/password-prompt.js');
+      const { runUserCommand } = await import('./cli/user-command.js');
       const config = loadConfig(opts.config);
       const password = opts.password ? await readPassword(`Password for ${opts.username}: `) : undefined;
       const message = await runUserCommand(config, {
@@ -104,7 +111,8 @@ program
 program
   .command('example-config')
   .description('print an example configuration with every key, its default and what it does')
-  .action(() => {
+  .action(async () => {
+    const { renderExampleConfig } = await import('./config/example.js');
     process.stdout.write(renderExampleConfig());
   });
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { StatusData } from '@svc/protocol';
-import { MemoryReclaim, reclaimLogFields, type Logger } from '@svc/platform';
+import { MemoryReclaim, reclaimLogFields, type Logger, type MemoryReclaimTiming } from '@svc/platform';
 import { Authenticator } from './core/auth/authenticator.js';
 import { LoginGuard } from './core/auth/login-guard.js';
 import { memoryLoginThrottleStore } from './core/auth/memory-login-throttle-store.js';
@@ -115,6 +115,8 @@ export interface ServerOptions {
   vaultKdf?: KdfParams;
   /** What agent admission knows of descriptors; by default this process's soft limit and /proc/self/fd. */
   descriptors?: DescriptorGauge;
+  /** Waits of the memory reclaim after load (3 s quiet, 3 s between its collections); tests shorten them. */
+  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'>;
 }
 
 type Opened = {
@@ -198,11 +200,13 @@ export async function startServer(
       ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
       : new SqlJobRepository(database);
     const jobWatch = new JobWatch();
-    const memoryReclaim = new MemoryReclaim((outcome) =>
-      logger.info(
-        reclaimLogFields(outcome),
-        'gave back the memory of a large multi-client run or a burst of agent connections (two full garbage collections, C heap trim)',
-      ),
+    const memoryReclaim = new MemoryReclaim(
+      (outcome) =>
+        logger.info(
+          reclaimLogFields(outcome),
+          'gave back the memory of a large multi-client run or a burst of agent connections (two full garbage collections, C heap trim)',
+        ),
+      options.memoryReclaim,
     );
     opened.memoryReclaim = memoryReclaim;
     const jobs = new JobsService(jobRepository, registryJobClients(clients), dispatch, systemClock, jobWatch);

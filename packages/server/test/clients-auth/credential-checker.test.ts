@@ -28,18 +28,17 @@ test('passwordsMatch compares content, not just length', () => {
 });
 
 test('a right password is accepted; a wrong one blocks that id for client_login_wait only', async () => {
-  const auth = new ClientCredentialChecker(store, 300, systemClock);
+  let now = Date.parse('2030-01-01T00:00:00Z');
+  const auth = new ClientCredentialChecker(store, 300, { now: () => new Date(now) });
   expect(await auth.check('agent1', 'agent1-password')).toBe('ok');
   expect(await auth.check('agent1', 'wrong')).toBe('wrong_credentials');
   expect(await auth.check('agent1', 'agent1-password')).toBe('throttled');
   expect(await auth.check('unknown-id', 'agent1-password')).toBe('wrong_credentials');
-  const deadline = Date.now() + 3000;
-  let outcome = await auth.check('agent1', 'agent1-password');
-  while (outcome === 'throttled' && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    outcome = await auth.check('agent1', 'agent1-password');
-  }
-  expect(outcome).toBe('ok');
+  now += 299;
+  expect(await auth.check('agent1', 'agent1-password')).toBe('throttled');
+  now += 1;
+  expect(await auth.check('agent1', 'agent1-password')).toBe('ok');
+  expect(await auth.check('agent1', 'agent1-password')).toBe('ok');
 });
 
 test('an empty password never matches a missing credential', async () => {

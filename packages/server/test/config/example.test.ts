@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { renderExampleConfig } from '../../src/config/example.js';
@@ -6,8 +6,7 @@ import { parseSvcdConfig, svcdConfigSchema } from '../../src/config/schema.js';
 
 const exampleFile = fileURLToPath(new URL('../../svcd.example.conf', import.meta.url));
 
-// After changing the schema, regenerate with: UPDATE_EXAMPLE_CONFIG=1 npx vitest run packages/server/test/config
-if (process.env.UPDATE_EXAMPLE_CONFIG) writeFileSync(exampleFile, renderExampleConfig());
+// After changing the schema, write the file again with `npm run update:example-config`.
 
 const rendered = renderExampleConfig();
 

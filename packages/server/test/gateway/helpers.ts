@@ -9,7 +9,7 @@ import type { LogLine } from '../../../../test-support/process.js';
 import { resolveConfigPaths } from '../../src/cli/resolve-paths.js';
 import { svcdConfigSchema, type SvcdConfig } from '../../src/config/schema.js';
 import type { AgentLinkTuning } from '../../src/gateway/agent-link.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import type { DbEngine } from '../../src/storage/database.js';
 
 export const API_USER: [string, string] = ['admin', 'admin-secret-1'];
@@ -25,6 +25,7 @@ export interface GatewayServerOptions {
   tuning?: Partial<AgentLinkTuning>;
   /** Dispatches at once of a concurrent multi-client job. */
   concurrentJobWindow?: number;
+  memoryReclaim?: ServerOptions['memoryReclaim'];
   engine?: DbEngine;
 }
 
@@ -69,6 +70,7 @@ export async function startGatewayServer(options: GatewayServerOptions = {}): Pr
     startServer(config, logger, {
       ...(options.tuning ? { agentLink: options.tuning } : {}),
       ...(options.concurrentJobWindow ? { concurrentJobWindow: options.concurrentJobWindow } : {}),
+      ...(options.memoryReclaim ? { memoryReclaim: options.memoryReclaim } : {}),
     });
 
   let server = await start();

@@ -104,7 +104,11 @@ describe('agent login, channels and the WebSocket upgrade', () => {
 
   test('an agent that logs in but never opens the control channel is dropped too', async () => {
     const link = await openSsh(t.agent());
+    const before = logsWith(t, 'dropping agent connection').length;
     await link.closed;
+    expect(logsWith(t, 'dropping agent connection').slice(before)).toEqual([
+      expect.objectContaining({ reason: 'no hello in time' }),
+    ]);
   });
 
   test('an invalid hello is answered invalid_payload and does not register a client', async () => {

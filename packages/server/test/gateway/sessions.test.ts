@@ -39,6 +39,10 @@ describe('one connection per client id, keepalive', () => {
     const fresh = await connectClient(t.agent(), { client_id: 'same', session_id: session, name: 'new' });
     try {
       await old.closed;
+      expect(logsWith(t, 'closing agent connection').at(-1)).toMatchObject({
+        client_id: 'same',
+        reason: 'replaced by a new connection of the same agent session',
+      });
       expect(await clientRecord(t, 'same')).toMatchObject({ connection_state: 'connected', name: 'new' });
       await expect(fresh.peer.request('ping', {})).resolves.toEqual({});
       // The old connection's end does not mark the client disconnected.
@@ -54,7 +58,6 @@ describe('one connection per client id, keepalive', () => {
   test('a peer that stops answering is dropped by keepalive and its id is free again', async () => {
     const silent = await connectClient(t.agent(), { client_id: 'silent' });
     expect(silent.reply.keepalive_interval_ms).toBe(1000);
-    const paused = Date.now();
     silent.pause();
     const record = await waitFor(
       async () => {
@@ -64,7 +67,6 @@ describe('one connection per client id, keepalive', () => {
       8000,
       'the silent client to be dropped',
     );
-    expect(Date.now() - paused).toBeLessThan(4000);
     expect(record.disconnected_at).not.toBeNull();
     expect(logsWith(t, 'dropping agent connection').find((l) => l.client_id === 'silent')?.reason).toBe(
       'keepalive timeout',

@@ -10,13 +10,15 @@ describe('shutdown', () => {
       const polite = await connectClient(t.agent(), { client_id: 'polite' });
       const stuck = await connectClient(t.agent(), { client_id: 'stuck' });
       stuck.pause();
-      const started = Date.now();
+      // The stuck agent never answers the polite close: close() ends only because it cuts that link.
       await t.server.close();
-      expect(Date.now() - started).toBeLessThan(5000);
       await polite.closed;
       await stuck.closed;
-      expect(logsWith(t, 'closing agent connection').map((l) => l.client_id)).toEqual(
-        expect.arrayContaining(['polite', 'stuck']),
+      expect(logsWith(t, 'closing agent connection').map((l) => [l.client_id, l.reason] as const)).toEqual(
+        expect.arrayContaining([
+          ['polite', 'svcd is shutting down'],
+          ['stuck', 'svcd is shutting down'],
+        ]),
       );
       const refused = await new Promise<string>((resolve) => {
         const ws = new WebSocket(t.url, 'svc-v1');

@@ -10,19 +10,18 @@ import {
 const CHEAP = { algorithm: 'scrypt', N: 1024, r: 8, p: 1 } as const;
 
 describe('vault crypto', () => {
-  test('with the production scrypt parameters an unlock takes under a second and keeps the event loop free', async () => {
+  test('with the production scrypt parameters an unlock keeps the event loop free', async () => {
     const { record, dataKey } = await createVaultKey('prod-password', PRODUCTION_KDF);
     expect(record.kdf).toEqual(PRODUCTION_KDF);
-    let ticks = 0;
-    const ticker = setInterval(() => (ticks += 1), 10);
-    const started = performance.now();
-    const opened = await openVaultKey('prod-password', record);
-    const ms = performance.now() - started;
-    clearInterval(ticker);
+    // The derivation runs on the thread pool: the event loop turns before the key is ready. A derivation on the
+    // main thread would resolve first (its promise settles before any check-phase callback).
+    // Its speed (unlock ≤ 1 s) is measured by bench/vault.bench.ts.
+    let loopTurned = false;
+    const opening = openVaultKey('prod-password', record);
+    setImmediate(() => (loopTurned = true));
+    const opened = await opening;
+    expect(loopTurned).toBe(true);
     expect(opened?.equals(dataKey)).toBe(true);
-    expect(ms).toBeLessThan(1000);
-    // The derivation runs on the thread pool: timers keep firing meanwhile.
-    expect(ticks).toBeGreaterThanOrEqual(Math.floor(ms / 10 / 3));
     expect(await openVaultKey('prod-passwore', record)).toBeUndefined();
   });
 
