@@ -10,7 +10,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run a script (base64) on many clients */
+    /**
+     * Run a script (base64) or a library script (script_id) on many clients
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     */
     post: {
       parameters: {
         query?: never;
@@ -20,31 +23,53 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            script: string;
-            /** @default 60 */
-            timeout_sec?: number;
-            /** @default  */
-            cwd?: string;
-            /** @default false */
-            is_sudo?: boolean;
-            /** @default  */
-            interpreter?: string;
-            client_ids?: string[] | null;
-            group_ids?: string[] | null;
-            tags?: {
-              operator?: string;
-              tags: string[];
-            } | null;
-            labels?: {
-              operator?: string;
-              labels: string[];
-            } | null;
-            /** @default false */
-            execute_concurrently?: boolean;
-            /** @default true */
-            abort_on_error?: boolean;
-          };
+          'application/json':
+            | {
+                script: string;
+                /** @default 60 */
+                timeout_sec?: number;
+                /** @default  */
+                cwd?: string;
+                /** @default false */
+                is_sudo?: boolean;
+                /** @default  */
+                interpreter?: string;
+                client_ids?: string[] | null;
+                group_ids?: string[] | null;
+                tags?: {
+                  operator?: string;
+                  tags: string[];
+                } | null;
+                labels?: {
+                  operator?: string;
+                  labels: string[];
+                } | null;
+                /** @default false */
+                execute_concurrently?: boolean;
+                /** @default true */
+                abort_on_error?: boolean;
+              }
+            | {
+                script_id: string;
+                timeout_sec?: number;
+                cwd?: string;
+                is_sudo?: boolean;
+                interpreter?: string;
+                client_ids?: string[] | null;
+                group_ids?: string[] | null;
+                tags?: {
+                  operator?: string;
+                  tags: string[];
+                } | null;
+                labels?: {
+                  operator?: string;
+                  labels: string[];
+                } | null;
+                /** @default false */
+                execute_concurrently?: boolean;
+                /** @default true */
+                abort_on_error?: boolean;
+              };
         };
       };
       responses: {
@@ -1485,7 +1510,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List client credentials */
+    /**
+     * List client credentials
+     * @description Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -1592,7 +1620,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One client credential */
+    /**
+     * One client credential
+     * @description Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
@@ -1631,7 +1662,10 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    /** Delete a client credential */
+    /**
+     * Delete a client credential
+     * @description Administrators only, and only when [server] auth_write allows it.
+     */
     delete: {
       parameters: {
         query?: {
@@ -1676,11 +1710,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One client */
+    /** One client, with the ids of its client groups */
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: id, name, os, os_arch, os_family, os_kernel, os_full_name, os_version, os_virtualization_system, os_virtualization_role, cpu_family, cpu_model, cpu_model_name, cpu_vendor, num_cpus, mem_total, timezone, hostname, ipv4, ipv6, tags, labels, version, address, tunnels, connection_state, connected_at, disconnected_at, client_auth_id, groups. Default: id, name, os, os_arch, os_family, os_kernel, os_full_name, os_version, os_virtualization_system, os_virtualization_role, cpu_family, cpu_model, cpu_model_name, cpu_vendor, num_cpus, mem_total, timezone, hostname, ipv4, ipv6, tags, labels, version, address, tunnels, connection_state, connected_at, disconnected_at, client_auth_id. */
+          /** @description Comma-separated fields to return, of: id, name, os, os_arch, os_family, os_kernel, os_full_name, os_version, os_virtualization_system, os_virtualization_role, cpu_family, cpu_model, cpu_model_name, cpu_vendor, num_cpus, mem_total, timezone, hostname, ipv4, ipv6, tags, labels, version, address, tunnels, connection_state, connected_at, disconnected_at, client_auth_id, groups. Default: id, name, os, os_arch, os_family, os_kernel, os_full_name, os_version, os_virtualization_system, os_virtualization_role, cpu_family, cpu_model, cpu_model_name, cpu_vendor, num_cpus, mem_total, timezone, hostname, ipv4, ipv6, tags, labels, version, address, tunnels, connection_state, connected_at, disconnected_at, client_auth_id, groups. */
           'fields[clients]'?: string;
         };
         header?: never;
@@ -2034,7 +2068,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run a script (base64) on a client */
+    /**
+     * Run a script (base64) or a library script (script_id) on a client
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     */
     post: {
       parameters: {
         query?: never;
@@ -2046,17 +2083,25 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            script: string;
-            /** @default 60 */
-            timeout_sec?: number;
-            /** @default  */
-            cwd?: string;
-            /** @default false */
-            is_sudo?: boolean;
-            /** @default  */
-            interpreter?: string;
-          };
+          'application/json':
+            | {
+                script: string;
+                /** @default 60 */
+                timeout_sec?: number;
+                /** @default  */
+                cwd?: string;
+                /** @default false */
+                is_sudo?: boolean;
+                /** @default  */
+                interpreter?: string;
+              }
+            | {
+                script_id: string;
+                timeout_sec?: number;
+                cwd?: string;
+                is_sudo?: boolean;
+                interpreter?: string;
+              };
         };
       };
       responses: {
@@ -2380,7 +2425,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, jobs. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, status, finished_at, jobs. Default: every field. */
           'fields[commands]'?: string;
         };
         header?: never;
@@ -2423,6 +2468,9 @@ export interface paths {
                 timeout_sec?: number;
                 concurrent?: boolean;
                 abort_on_err?: boolean;
+                /** @enum {string} */
+                status?: 'running' | 'successful' | 'failed' | 'unknown';
+                finished_at?: string | null;
                 jobs?: {
                   jid: string;
                   /** @enum {string} */
@@ -2630,7 +2678,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: id, name, created_by, created_at. Default: name. */
+          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: id, name, created_by, created_at, updated_by, updated_at. Default: name. */
           sort?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[id]'?: string;
@@ -2640,7 +2688,11 @@ export interface paths {
           'filter[created_by]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[created_at]'?: string;
-          /** @description Comma-separated fields to return, of: id, name, interpreter, is_sudo, cwd, script, created_by, created_at. Default: every field. */
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[updated_by]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[updated_at]'?: string;
+          /** @description Comma-separated fields to return, of: id, name, interpreter, is_sudo, cwd, script, tags, timeout_sec, created_by, created_at, updated_by, updated_at. Default: every field. */
           'fields[scripts]'?: string;
           /** @description Items per page (default 20). */
           'page[limit]'?: number;
@@ -2667,8 +2719,12 @@ export interface paths {
                 is_sudo?: boolean;
                 cwd?: string;
                 script?: string;
+                tags?: string[];
+                timeout_sec?: number;
                 created_by?: string;
                 created_at?: string;
+                updated_by?: string;
+                updated_at?: string;
               }[];
               meta: {
                 count: number;
@@ -2707,6 +2763,8 @@ export interface paths {
             is_sudo?: boolean;
             /** @default  */
             cwd?: string;
+            tags?: string[] | null;
+            timeout_sec?: number | null;
           };
         };
       };
@@ -2725,8 +2783,12 @@ export interface paths {
                 is_sudo: boolean;
                 cwd: string;
                 script: string;
+                tags: string[];
+                timeout_sec: number;
                 created_by: string;
                 created_at: string;
+                updated_by: string;
+                updated_at: string;
               };
             };
           };
@@ -2759,7 +2821,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: id, name, interpreter, is_sudo, cwd, script, created_by, created_at. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, interpreter, is_sudo, cwd, script, tags, timeout_sec, created_by, created_at, updated_by, updated_at. Default: every field. */
           'fields[scripts]'?: string;
         };
         header?: never;
@@ -2785,8 +2847,12 @@ export interface paths {
                 is_sudo?: boolean;
                 cwd?: string;
                 script?: string;
+                tags?: string[];
+                timeout_sec?: number;
                 created_by?: string;
                 created_at?: string;
+                updated_by?: string;
+                updated_at?: string;
               };
             };
           };
@@ -2820,6 +2886,8 @@ export interface paths {
             interpreter: string;
             is_sudo: boolean;
             cwd: string;
+            tags?: string[] | null;
+            timeout_sec?: number | null;
           };
         };
       };
@@ -2838,8 +2906,12 @@ export interface paths {
                 is_sudo: boolean;
                 cwd: string;
                 script: string;
+                tags: string[];
+                timeout_sec: number;
                 created_by: string;
                 created_at: string;
+                updated_by: string;
+                updated_at: string;
               };
             };
           };
@@ -3635,7 +3707,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run a script (base64) on many clients */
+    /**
+     * Run a script (base64) or a library script (script_id) on many clients
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     */
     post: {
       parameters: {
         query?: never;
@@ -3645,31 +3720,53 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            script: string;
-            /** @default 60 */
-            timeout_sec?: number;
-            /** @default  */
-            cwd?: string;
-            /** @default false */
-            is_sudo?: boolean;
-            /** @default  */
-            interpreter?: string;
-            client_ids?: string[] | null;
-            group_ids?: string[] | null;
-            tags?: {
-              operator?: string;
-              tags: string[];
-            } | null;
-            labels?: {
-              operator?: string;
-              labels: string[];
-            } | null;
-            /** @default false */
-            execute_concurrently?: boolean;
-            /** @default true */
-            abort_on_error?: boolean;
-          };
+          'application/json':
+            | {
+                script: string;
+                /** @default 60 */
+                timeout_sec?: number;
+                /** @default  */
+                cwd?: string;
+                /** @default false */
+                is_sudo?: boolean;
+                /** @default  */
+                interpreter?: string;
+                client_ids?: string[] | null;
+                group_ids?: string[] | null;
+                tags?: {
+                  operator?: string;
+                  tags: string[];
+                } | null;
+                labels?: {
+                  operator?: string;
+                  labels: string[];
+                } | null;
+                /** @default false */
+                execute_concurrently?: boolean;
+                /** @default true */
+                abort_on_error?: boolean;
+              }
+            | {
+                script_id: string;
+                timeout_sec?: number;
+                cwd?: string;
+                is_sudo?: boolean;
+                interpreter?: string;
+                client_ids?: string[] | null;
+                group_ids?: string[] | null;
+                tags?: {
+                  operator?: string;
+                  tags: string[];
+                } | null;
+                labels?: {
+                  operator?: string;
+                  labels: string[];
+                } | null;
+                /** @default false */
+                execute_concurrently?: boolean;
+                /** @default true */
+                abort_on_error?: boolean;
+              };
         };
       };
       responses: {
@@ -3733,6 +3830,9 @@ export interface paths {
                 clients_connected: number;
                 clients_disconnected: number;
                 version: string;
+                descriptors_used: number | null;
+                descriptors_limit: number | null;
+                descriptors_agent_high_water: number | null;
               };
             };
           };
@@ -4012,7 +4112,7 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Delete a user's authenticator-app secret (Administrators) */
+    /** Delete a user's authenticator-app secret */
     delete: {
       parameters: {
         query?: never;
@@ -4233,7 +4333,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Set up the vault with its password (Administrators) */
+    /** Set up the vault with its password */
     post: {
       parameters: {
         query?: never;
@@ -4282,7 +4382,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Unlock the vault (Administrators) */
+    /** Unlock the vault */
     post: {
       parameters: {
         query?: never;
@@ -4316,7 +4416,7 @@ export interface paths {
         };
       };
     };
-    /** Lock the vault (Administrators) */
+    /** Lock the vault */
     delete: {
       parameters: {
         query?: never;
