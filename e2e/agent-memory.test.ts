@@ -1,6 +1,7 @@
 /**
  * After tunnel traffic a real svc process gives its memory back: young-generation collections while it relays,
- * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs the latter.
+ * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs that grew it
+ * the latter.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -97,16 +98,44 @@ test('after tunnel traffic stops, svc collects its garbage and logs what it gave
   expect(line.rss_mib).toEqual([expect.any(Number), expect.any(Number)]);
 }, 60_000);
 
-test('after a command has ended, svc collects its garbage too', async () => {
+const LEFT_ALONE = 'left the memory of tunnel traffic and jobs to the next reclaim: RSS grew little';
+
+/** Runs `command` on the agent and resolves once its log says the command ended. */
+async function runCommand(command: string): Promise<void> {
   const post = await api.post(
     `/clients/${CLIENT_ID}/commands`,
-    { command: '/usr/bin/true', timeout_sec: 60 },
+    { command, timeout_sec: 60 },
     { auth: ADMIN },
   );
   expect(post.status, post.text).toBe(200);
-  const line = await agent!.waitForLine((text) => {
+  const jid = String(post.json.data.jid);
+  await agent!.waitForLine((text) => {
     const log = parseLog(text);
-    return log?.msg === RECLAIMED && log.jobs === 1;
+    return log?.msg === 'command ended' && log.jid === jid;
   });
-  expect(parseLog(line)?.young_collections).toBe(0);
+}
+
+/** The first log line with `msg` written at or after `since` (an ISO time). */
+function logSince(msg: string, since: string) {
+  return agent!
+    .waitForLine((text) => {
+      const log = parseLog(text);
+      return log?.msg === msg && String(log.time) >= since;
+    })
+    .then((line) => parseLog(line) ?? {});
+}
+
+test('a small command leaves the memory to a later reclaim; a command that grew the agent gets one', async () => {
+  // The tunnel test's reclaim is the last one; wait for it when this test runs alone.
+  await agent!.waitForLog(RECLAIMED);
+  const since = new Date().toISOString();
+  await runCommand('/usr/bin/true');
+  const leftAlone = await logSince(LEFT_ALONE, since);
+  expect(leftAlone.growth_mib).toBeLessThan(2);
+  // 64 MiB of output through the agent's pipes: its C heap and young generation grow by more than 2 MiB.
+  await runCommand('/usr/bin/head -c 67108864 /dev/zero');
+  const reclaimed = await logSince(RECLAIMED, since);
+  // Both commands since the last reclaim: the small one did not get one of its own.
+  expect(reclaimed.jobs).toBe(2);
+  expect(reclaimed.young_collections).toBe(0);
 }, 60_000);
