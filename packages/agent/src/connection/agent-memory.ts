@@ -27,9 +27,10 @@ const MIB = 2 ** 20;
  * Buffers. Once tunnels and jobs have been quiet for a few seconds, two full collections (MemoryReclaim) free
  * what was still in flight and shrink V8's heap back (its young generation grows under a burst of jobs: 1 to 4
  * MiB after 100 commands, ~3 MiB of RSS, and stays grown until a full collection), then glibc gives back the
- * free pages of the C heap, where the Buffers were. From the first burst on glibc's malloc thresholds are kept at
- * their defaults, so that the arenas of node's worker threads give their free memory back too. A burst that grew the
- * RSS by less than RECLAIM_MIN_GROWTH_BYTES since the last reclaim is left for a later one.
+ * free pages of the C heap, where the Buffers were. From the first tunnel traffic or reclaim on glibc's malloc
+ * thresholds are kept at their defaults, so that the arenas of node's worker threads give their free memory back
+ * too. A burst that grew the RSS by less than RECLAIM_MIN_GROWTH_BYTES since the last reclaim is left for a later
+ * one.
  */
 export class AgentMemory {
   private readonly young: RelayGarbage;
@@ -55,6 +56,9 @@ export class AgentMemory {
       this.jobs = 0;
       this.rssAfterReclaim = outcome.rssAfter;
       this.reclaimPending = false;
+      // Jobs that needed a reclaim may be followed by more of their kind; a small job needs neither, and
+      // preparing in its path cost the first command on a fresh agent ~100 ms of CPU (2026-11-28).
+      this.prepareForLoad();
     });
     this.young = new RelayGarbage({
       collected: () => {
@@ -72,7 +76,6 @@ export class AgentMemory {
 
   /** A job has ended. */
   readonly jobEnded = (): void => {
-    this.prepareForLoad();
     this.jobs += 1;
     this.afterLoad('job');
   };
@@ -101,8 +104,9 @@ export class AgentMemory {
   }
 
   /**
-   * The first tunnel traffic or job. Now, not at start, since an idle agent needs neither: glibc's malloc
-   * thresholds are kept (keepCHeapThresholds), and ssh2's native crypto binding is loaded (useNativeSsh2Crypto).
+   * The first tunnel traffic, or the first reclaim after jobs. Not at start, since an idle agent needs neither:
+   * glibc's malloc thresholds are kept (keepCHeapThresholds), and ssh2's native crypto binding is loaded
+   * (useNativeSsh2Crypto).
    */
   private prepareForLoad(): void {
     if (this.loadPrepared) return;
