@@ -25,6 +25,8 @@ let api: ApiClient;
 let svcd: RunningProcess | undefined;
 let agent: RunningProcess | undefined;
 let echo: Server | undefined;
+let startAgent: (id: string) => RunningProcess;
+const agents: RunningProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-tunnel-memory-'));
@@ -42,19 +44,24 @@ beforeAll(async () => {
   );
   ({ svcd, api } = started);
   const { fingerprint } = started;
-  agent = startProcess(
-    SVC_BIN,
-    [
-      ...['--auth', 'agent:agent-password-1', '--id', CLIENT_ID, '--fingerprint', fingerprint],
-      ...['--data-dir', join(dir, 'agent-data'), '--log-level', 'debug', `http://127.0.0.1:${clientPort}`],
-    ],
-    { env: { SVC_AUTH: undefined, NODE_OPTIONS: undefined } },
-  );
+  startAgent = (id) => {
+    const started = startProcess(
+      SVC_BIN,
+      [
+        ...['--auth', 'agent:agent-password-1', '--id', id, '--fingerprint', fingerprint],
+        ...['--data-dir', join(dir, id), '--log-level', 'debug', `http://127.0.0.1:${clientPort}`],
+      ],
+      { env: { SVC_AUTH: undefined, NODE_OPTIONS: undefined } },
+    );
+    agents.push(started);
+    return started;
+  };
+  agent = startAgent(CLIENT_ID);
   await agent.waitForLog('connected to svcd');
 });
 
 afterAll(async () => {
-  await agent?.stop();
+  for (const started of agents) await started.stop();
   await svcd?.stop();
   echo?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -100,16 +107,12 @@ test('after tunnel traffic stops, svc collects its garbage and logs what it gave
 
 const LEFT_ALONE = 'left the memory of tunnel traffic and jobs to the next reclaim: RSS grew little';
 
-/** Runs `command` on the agent and resolves once its log says the command ended. */
-async function runCommand(command: string): Promise<void> {
-  const post = await api.post(
-    `/clients/${CLIENT_ID}/commands`,
-    { command, timeout_sec: 60 },
-    { auth: ADMIN },
-  );
+/** Runs `command` on an agent and resolves once its log says the command ended. */
+async function runCommand(command: string, on = agent!, clientId = CLIENT_ID): Promise<void> {
+  const post = await api.post(`/clients/${clientId}/commands`, { command, timeout_sec: 60 }, { auth: ADMIN });
   expect(post.status, post.text).toBe(200);
   const jid = String(post.json.data.jid);
-  await agent!.waitForLine((text) => {
+  await on.waitForLine((text) => {
     const log = parseLog(text);
     return log?.msg === 'command ended' && log.jid === jid;
   });
@@ -138,4 +141,18 @@ test('a small command leaves the memory to a later reclaim; a command that grew 
   // Both commands since the last reclaim: the small one did not get one of its own.
   expect(reclaimed.jobs).toBe(2);
   expect(reclaimed.young_collections).toBe(0);
+}, 60_000);
+
+test('the first command on a fresh agent runs without loading native code; its reclaim prepares for more', async () => {
+  const fresh = startAgent('first-command');
+  await fresh.waitForLog('connected to svcd');
+  await runCommand('/usr/bin/true', fresh, 'first-command');
+  const indexOf = (msg: string) => fresh.stdoutLines.findIndex((line) => parseLog(line)?.msg === msg);
+  const ended = indexOf('command ended');
+  await fresh.waitForLog(RECLAIMED);
+  const prepared = await fresh.waitForLog('prepared for tunnel traffic and jobs');
+  expect(prepared.native_crypto).toBe(true);
+  // ssh2's native crypto and the malloc addon were loaded after the reclaim, not in the command's path.
+  expect(indexOf('prepared for tunnel traffic and jobs')).toBeGreaterThan(indexOf(RECLAIMED));
+  expect(indexOf(RECLAIMED)).toBeGreaterThan(ended);
 }, 60_000);
