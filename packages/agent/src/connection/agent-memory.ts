@@ -20,6 +20,8 @@ const NO_RECLAIM_MESSAGE = 'left the memory of tunnel traffic and jobs to the ne
  */
 export const RECLAIM_MIN_GROWTH_BYTES = 2 * 2 ** 20;
 const MIB = 2 ** 20;
+/** How long jobs may put off a pending reclaim; tunnel traffic puts it off for as long as it flows. */
+const MAX_JOB_DEFERRAL_MS = 30_000;
 
 /**
  * Keeps tunnel traffic and jobs from leaving the agent larger than it was. While a tunnel relays, a
@@ -40,7 +42,8 @@ export class AgentMemory {
   private loadPrepared = false;
   /** What the last reclaim left; undefined before the first, which the first burst always gets. */
   private rssAfterReclaim: number | undefined;
-  private reclaimPending = false;
+  /** performance.now() when the pending reclaim was asked for; undefined when none is pending. */
+  private reclaimPendingSince: number | undefined;
 
   constructor(
     private readonly log: Pick<Logger, 'debug'>,
@@ -55,7 +58,7 @@ export class AgentMemory {
       this.youngCollections = 0;
       this.jobs = 0;
       this.rssAfterReclaim = outcome.rssAfter;
-      this.reclaimPending = false;
+      this.reclaimPendingSince = undefined;
       // Jobs that needed a reclaim may be followed by more of their kind; a small job needs neither, and
       // preparing in its path cost the first command on a fresh agent ~100 ms of CPU (2026-11-28).
       this.prepareForLoad();
@@ -82,18 +85,19 @@ export class AgentMemory {
 
   /**
    * Work that left garbage: a reclaim once it has stopped, if the RSS grew enough. Tunnel traffic puts off a
-   * pending reclaim until it stops; a job does not, since jobs a few seconds apart would put it off for ever, each
-   * paying for its first collection.
+   * pending reclaim until it stops; jobs for MAX_JOB_DEFERRAL_MS at most, since jobs a few seconds apart would put
+   * it off for ever, each paying for its first collection.
    */
   private afterLoad(source: 'traffic' | 'job'): void {
-    if (this.reclaimPending) {
-      if (source === 'traffic') this.reclaim.afterLoad();
+    if (this.reclaimPendingSince !== undefined) {
+      if (source === 'traffic' || performance.now() - this.reclaimPendingSince < MAX_JOB_DEFERRAL_MS)
+        this.reclaim.afterLoad();
       return;
     }
     const rss = this.readRss();
     const growth = this.rssAfterReclaim === undefined ? Infinity : rss - this.rssAfterReclaim;
     if (growth >= RECLAIM_MIN_GROWTH_BYTES) {
-      this.reclaimPending = true;
+      this.reclaimPendingSince = performance.now();
       this.reclaim.afterLoad();
       return;
     }
