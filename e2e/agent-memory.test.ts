@@ -1,6 +1,7 @@
 /**
  * After tunnel traffic a real svc process gives its memory back: young-generation collections while it relays,
- * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs the latter.
+ * then, once the traffic has stopped, two full collections, reported in its debug log; after jobs that grew it
+ * the latter.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +25,8 @@ let api: ApiClient;
 let svcd: RunningProcess | undefined;
 let agent: RunningProcess | undefined;
 let echo: Server | undefined;
+let startAgent: (id: string) => RunningProcess;
+const agents: RunningProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-tunnel-memory-'));
@@ -41,19 +44,24 @@ beforeAll(async () => {
   );
   ({ svcd, api } = started);
   const { fingerprint } = started;
-  agent = startProcess(
-    SVC_BIN,
-    [
-      ...['--auth', 'agent:agent-password-1', '--id', CLIENT_ID, '--fingerprint', fingerprint],
-      ...['--data-dir', join(dir, 'agent-data'), '--log-level', 'debug', `http://127.0.0.1:${clientPort}`],
-    ],
-    { env: { SVC_AUTH: undefined, NODE_OPTIONS: undefined } },
-  );
+  startAgent = (id) => {
+    const started = startProcess(
+      SVC_BIN,
+      [
+        ...['--auth', 'agent:agent-password-1', '--id', id, '--fingerprint', fingerprint],
+        ...['--data-dir', join(dir, id), '--log-level', 'debug', `http://127.0.0.1:${clientPort}`],
+      ],
+      { env: { SVC_AUTH: undefined, NODE_OPTIONS: undefined } },
+    );
+    agents.push(started);
+    return started;
+  };
+  agent = startAgent(CLIENT_ID);
   await agent.waitForLog('connected to svcd');
 });
 
 afterAll(async () => {
-  await agent?.stop();
+  for (const started of agents) await started.stop();
   await svcd?.stop();
   echo?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -97,16 +105,54 @@ test('after tunnel traffic stops, svc collects its garbage and logs what it gave
   expect(line.rss_mib).toEqual([expect.any(Number), expect.any(Number)]);
 }, 60_000);
 
-test('after a command has ended, svc collects its garbage too', async () => {
-  const post = await api.post(
-    `/clients/${CLIENT_ID}/commands`,
-    { command: '/usr/bin/true', timeout_sec: 60 },
-    { auth: ADMIN },
-  );
+const LEFT_ALONE = 'left the memory of tunnel traffic and jobs to the next reclaim: RSS grew little';
+
+/** Runs `command` on an agent and resolves once its log says the command ended. */
+async function runCommand(command: string, on = agent!, clientId = CLIENT_ID): Promise<void> {
+  const post = await api.post(`/clients/${clientId}/commands`, { command, timeout_sec: 60 }, { auth: ADMIN });
   expect(post.status, post.text).toBe(200);
-  const line = await agent!.waitForLine((text) => {
+  const jid = String(post.json.data.jid);
+  await on.waitForLine((text) => {
     const log = parseLog(text);
-    return log?.msg === RECLAIMED && log.jobs === 1;
+    return log?.msg === 'command ended' && log.jid === jid;
   });
-  expect(parseLog(line)?.young_collections).toBe(0);
+}
+
+/** The first log line with `msg` written at or after `since` (an ISO time). */
+function logSince(msg: string, since: string) {
+  return agent!
+    .waitForLine((text) => {
+      const log = parseLog(text);
+      return log?.msg === msg && String(log.time) >= since;
+    })
+    .then((line) => parseLog(line) ?? {});
+}
+
+test('a small command leaves the memory to a later reclaim; a command that grew the agent gets one', async () => {
+  // The tunnel test's reclaim is the last one; wait for it when this test runs alone.
+  await agent!.waitForLog(RECLAIMED);
+  const since = new Date().toISOString();
+  await runCommand('/usr/bin/true');
+  const leftAlone = await logSince(LEFT_ALONE, since);
+  expect(leftAlone.growth_mib).toBeLessThan(2);
+  // 64 MiB of output through the agent's pipes: its C heap and young generation grow by more than 2 MiB.
+  await runCommand('/usr/bin/head -c 67108864 /dev/zero');
+  const reclaimed = await logSince(RECLAIMED, since);
+  // Both commands since the last reclaim: the small one did not get one of its own.
+  expect(reclaimed.jobs).toBe(2);
+  expect(reclaimed.young_collections).toBe(0);
+}, 60_000);
+
+test('the first command on a fresh agent runs without loading native code; its reclaim prepares for more', async () => {
+  const fresh = startAgent('first-command');
+  await fresh.waitForLog('connected to svcd');
+  await runCommand('/usr/bin/true', fresh, 'first-command');
+  const indexOf = (msg: string) => fresh.stdoutLines.findIndex((line) => parseLog(line)?.msg === msg);
+  const ended = indexOf('command ended');
+  await fresh.waitForLog(RECLAIMED);
+  const prepared = await fresh.waitForLog('prepared for tunnel traffic and jobs');
+  expect(prepared.native_crypto).toBe(true);
+  // ssh2's native crypto and the malloc addon were loaded after the reclaim, not in the command's path.
+  expect(indexOf('prepared for tunnel traffic and jobs')).toBeGreaterThan(indexOf(RECLAIMED));
+  expect(indexOf(RECLAIMED)).toBeGreaterThan(ended);
 }, 60_000);

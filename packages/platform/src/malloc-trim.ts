@@ -1,3 +1,5 @@
+import type * as MallocTrimAddon from '@svc/malloc-trim';
+
 /** What @svc/malloc-trim exports when it is built. */
 interface CHeapNative {
   /** glibc's malloc_trim(0); whether memory was given back. */
@@ -13,7 +15,15 @@ let loading: Promise<CHeapNative | null> | undefined;
  * nothing here does anything. Built against a C library other than glibc, its functions do nothing.
  */
 function loadNative(): Promise<CHeapNative | null> {
-  loading ??= import('@svc/malloc-trim').then(
+  // The agent bundle is CommonJS: require() there, since import() would start node's ES module loader for this one
+  // addon (~100 ms of CPU and several MiB, 2026-11-28).
+  type Addon = Partial<typeof MallocTrimAddon>;
+  const load: () => Promise<Addon & { default?: Addon }> =
+    typeof require === 'function'
+      ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+        () => Promise.resolve().then(() => require('@svc/malloc-trim') as Addon)
+      : () => import('@svc/malloc-trim');
+  loading ??= load().then(
     (module) => {
       const { trim, keepDefaultThresholds } = module.default ?? module;
       return trim && keepDefaultThresholds ? { trim, keepDefaultThresholds } : null;
