@@ -18,7 +18,7 @@ import {
   writeSvcdConfig,
 } from '../test-support/e2e-setup.js';
 import { createApiClient, basicHeader, type ApiClient } from '../test-support/api-client.js';
-import { openRaw } from '../test-support/raw-http.js';
+import { AGENT_UPGRADE_REQUEST, openRaw } from '../test-support/raw-http.js';
 import {
   SVCD_BIN,
   freePort,
@@ -32,17 +32,6 @@ const HARD_LIMIT = 400;
 /** More than fit under 400 descriptors less svcd's reserve (64) and its own files and listeners. */
 const AGENTS = 400;
 const AGENT_AUTH = { id: 'fleet', password: 'fleet-password-1' };
-const AGENT_UPGRADE = [
-  'GET / HTTP/1.1',
-  'Host: svcd',
-  'Upgrade: websocket',
-  'Connection: Upgrade',
-  'Sec-WebSocket-Version: 13',
-  'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-  'Sec-WebSocket-Protocol: svc-v1',
-  '',
-  '',
-].join('\r\n');
 const ADMIN_AUTH = { basic: [E2E_ADMIN.username, E2E_ADMIN.password] as [string, string] };
 
 let dir: string;
@@ -193,7 +182,7 @@ describe('svcd at its open-file limit', () => {
     expect(connected.descriptors_used).toBeLessThanOrEqual(HARD_LIMIT);
     expect(full.connected).toBeLessThanOrEqual(connected.descriptors_agent_high_water!);
     // What the next agent is told: 503 with a Retry-After (agents back off on it) and why.
-    const next = await (await openRaw(agentPort, AGENT_UPGRADE)).closed;
+    const next = await (await openRaw(agentPort, AGENT_UPGRADE_REQUEST)).closed;
     expect(next.received).toMatch(/^HTTP\/1\.1 503 /);
     expect(next.received).toMatch(/\r\nretry-after: 30\r\n/i);
     expect(next.received).toContain('svcd holds as many agents as its open-file limit allows; retry later');

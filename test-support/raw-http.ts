@@ -1,5 +1,18 @@
 import { connect, type Socket } from 'node:net';
 
+/** The WebSocket upgrade request an agent sends to svcd's agent listener, as raw bytes. */
+export const AGENT_UPGRADE_REQUEST = [
+  'GET / HTTP/1.1',
+  'Host: svcd',
+  'Upgrade: websocket',
+  'Connection: Upgrade',
+  'Sec-WebSocket-Version: 13',
+  'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+  'Sec-WebSocket-Protocol: svc-v1',
+  '',
+  '',
+].join('\r\n');
+
 /** A raw TCP connection that has written some bytes and records what comes back until the server closes it. */
 export interface RawConnection {
   socket: Socket;

@@ -13,6 +13,7 @@ import { sequentialLatencies, summarize, type LatencySummary } from './latency.j
 import type { LoadSetup } from './load-setup.js';
 import { progress, table, type Check } from './report.js';
 import { CLIENT_AUTH } from './svcd-process.js';
+import { AGENT_UPGRADE_REQUEST } from '../../test-support/raw-http.js';
 import { SimulatorFleet } from './simulator-fleet.js';
 
 export const CURVE_TARGETS = {
@@ -93,19 +94,7 @@ function upgradeOnce(port: number): Promise<{ status: number; retryAfter: string
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0);
       resolve({ status, retryAfter: /\r\nretry-after: *([^\r]*)/i.exec(received)?.[1] });
     });
-    socket.write(
-      [
-        'GET / HTTP/1.1',
-        'Host: svcd',
-        'Upgrade: websocket',
-        'Connection: Upgrade',
-        'Sec-WebSocket-Version: 13',
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-        'Sec-WebSocket-Protocol: svc-v1',
-        '',
-        '',
-      ].join('\r\n'),
-    );
+    socket.write(AGENT_UPGRADE_REQUEST);
   });
 }
 
