@@ -19,7 +19,8 @@ const column = createColumnHelper<Client>();
 
 export function StateBadge({ state }: { state: Client['connection_state'] }) {
   return (
-    <Badge color={state === 'connected' ? 'teal.9' : 'gray.7'} variant="filled">
+    // Never cut to "c…" by a narrow column: the state is the one word a user looks for.
+    <Badge color={state === 'connected' ? 'teal.9' : 'gray.7'} variant="filled" miw="max-content">
       {state}
     </Badge>
   );

@@ -32,7 +32,7 @@ function VaultCard() {
         vault.error ? (
           <Text c="dimmed">{vault.error instanceof Error ? vault.error.message : 'unavailable'}</Text>
         ) : (
-          <Badge size="xl" color={state?.color} variant="filled" data-testid="vault-state">
+          <Badge size="lg" color={state?.color} variant="filled" miw="max-content" data-testid="vault-state">
             {state?.text}
           </Badge>
         )
