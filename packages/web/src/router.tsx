@@ -1,31 +1,16 @@
 import type { QueryClient } from '@tanstack/react-query';
-import {
-  createRootRouteWithContext,
-  createRoute,
-  createRouter,
-  lazyRouteComponent,
-  Outlet,
-  redirect,
-} from '@tanstack/react-router';
-import { parseClientSearch } from './lib/client-filters.js';
-import { ConsoleLayout } from './components/console-layout.js';
-import { NotFoundPage } from './components/not-found.js';
+import { createRoute, createRouter } from '@tanstack/react-router';
 import { LoginPage } from './pages/login-page.js';
-import { session } from './session/session.js';
+import { clientRoutes } from './routes/clients.js';
+import { consoleRoute, rootRoute } from './routes/console-route.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 
-export interface RouterContext {
-  queryClient: QueryClient;
-}
+export type { RouterContext } from './routes/console-route.js';
 
 export interface LoginSearch {
   /** The page to return to after login (same origin paths only). */
   redirect?: string;
 }
-
-const rootRoute = createRootRouteWithContext<RouterContext>()({
-  component: Outlet,
-  notFoundComponent: NotFoundPage,
-});
 
 const loginRoute = createRoute({
   getParentRoute: () => rootRoute,
@@ -37,39 +22,10 @@ const loginRoute = createRoute({
   component: LoginPage,
 });
 
-/** Every page but login: only with a session; without one, login first and come back here. */
-const consoleRoute = createRoute({
-  getParentRoute: () => rootRoute,
-  id: 'console',
-  beforeLoad: ({ location }) => {
-    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the router's way to redirect from beforeLoad
-    if (!session.get()) throw redirect({ to: '/login', search: { redirect: location.href } });
-  },
-  component: ConsoleLayout,
-});
-
-const dashboardRoute = createRoute({
-  getParentRoute: () => consoleRoute,
-  path: '/',
-  component: lazyRouteComponent(() => import('./pages/dashboard-page.js'), 'DashboardPage'),
-});
-
-const clientsRoute = createRoute({
-  getParentRoute: () => consoleRoute,
-  path: '/clients',
-  validateSearch: parseClientSearch,
-  component: lazyRouteComponent(() => import('./pages/clients-page.js'), 'ClientsPage'),
-});
-
-const clientRoute = createRoute({
-  getParentRoute: () => consoleRoute,
-  path: '/clients/$clientId',
-  component: lazyRouteComponent(() => import('./pages/client-page.js'), 'ClientPage'),
-});
-
+// One line per area of the console (its pages live in routes/<area>.ts).
 const routeTree = rootRoute.addChildren([
   loginRoute,
-  consoleRoute.addChildren([dashboardRoute, clientsRoute, clientRoute]),
+  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -2,16 +2,12 @@ import { AppShell, Burger, Button, Group, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Outlet, useRouterState } from '@tanstack/react-router';
 import { apiRequest } from '../api/client.js';
+import { NAV_PAGES } from '../nav.js';
 import { session } from '../session/session.js';
 import { useSession } from '../session/use-session.js';
 import { NavLinkLink } from './links.js';
 import { Logo } from './logo.js';
 import { SessionRenewal } from './session-renewal.js';
-
-const PAGES = [
-  { to: '/', label: 'Dashboard' },
-  { to: '/clients', label: 'Clients' },
-] as const;
 
 async function logout(): Promise<void> {
   // The token is revoked on the server; the page forgets it either way.
@@ -46,7 +42,7 @@ export function ConsoleLayout() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Pages">
-        {PAGES.map((page) => (
+        {NAV_PAGES.map((page) => (
           <NavLinkLink
             key={page.to}
             to={page.to}
