@@ -38,6 +38,8 @@ export interface ConsoleHarnessOptions {
    * `file` (`[server] auth_file`, writable through /clients-auth).
    */
   agentAuth?: 'static' | 'file';
+  /** False: nobody is logged in before the first test (e.g. when a second factor needs the test's own steps). */
+  login?: boolean;
 }
 
 export interface ConsoleHarness {
@@ -139,7 +141,7 @@ export function useConsoleHarness(options: ConsoleHarnessOptions): ConsoleHarnes
     state.page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) state.cspErrors.push(message.text());
     });
-    await state.login();
+    if (options.login !== false) await state.login();
   }, 90_000);
 
   afterAll(async () => {
