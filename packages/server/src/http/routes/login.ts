@@ -37,7 +37,7 @@ const RENEW: ApiOperation = {
   summary: 'Renew the Bearer token of this request: a new one, the old one revoked',
   description:
     'For a session that should outlive its token (the web console renews shortly before the end) without ' +
-    'asking for the password or the second factor again. The new token has the old one\'s lifetime unless ' +
+    "asking for the password or the second factor again. The new token has the old one's lifetime unless " +
     'token-lifetime says otherwise, and the same two-factor standing. The old token stops working at once, so ' +
     'a token renews only once. Needs a Bearer token from GET /login or POST /verify-2fa: HTTP Basic and ' +
     'personal API tokens get 400; the first-step token of a two-factor login is refused (401).',
