@@ -76,7 +76,7 @@ describe('secrets', () => {
 });
 
 describe('session renewal', () => {
-  test('a minute before the end, or halfway through a token shorter than two minutes', () => {
+  test('two minutes before the end, or halfway through a token shorter than four minutes', () => {
     const issuedAt = 1_000_000;
     expect(renewalTime({ issuedAt, expiresAt: issuedAt + 8 * 3_600_000 })).toBe(
       issuedAt + 8 * 3_600_000 - RENEW_BEFORE_MS,

@@ -10,7 +10,12 @@ export function SecretOnce({ value, label, warning }: { value: string; label: st
       <Alert color="yellow" title={`Copy the ${label} now`}>
         {warning}
       </Alert>
-      <Code block data-testid="secret-once" aria-label={label} style={{ wordBreak: 'break-all' }}>
+      <Code
+        block
+        data-testid="secret-once"
+        aria-label={label}
+        style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}
+      >
         {value}
       </Code>
       <Group>

@@ -10,7 +10,7 @@ import { ErrorAlert } from './error-alert.js';
 const RETRY_MS = 10_000;
 
 /**
- * Keeps the session alive while the console is open: about a minute before the token ends it is traded for a
+ * Keeps the session alive while the console is open: two minutes before the token ends it is traded for a
  * fresh one (POST /me/token-renewal), silently. If that fails, the operator sees why and may retry; when the
  * token ends anyway, the login page brings them back to this page.
  */

@@ -3,10 +3,13 @@ import type { LoginData } from '../api/types.js';
 import { tokenExpiry, tokenIssuedAt } from '../lib/jwt.js';
 import { session, type Session } from './session.js';
 
-/** Renewal starts this long before the token ends (half the lifetime for tokens shorter than twice this). */
-export const RENEW_BEFORE_MS = 60_000;
+/**
+ * Renewal starts this long before the token ends (half the lifetime for tokens shorter than twice this). Two
+ * minutes, not one: a hidden tab's timers may fire up to a minute late (Chrome's throttling of background tabs).
+ */
+export const RENEW_BEFORE_MS = 120_000;
 
-/** When to renew a session: a minute before its end, or halfway through a short token's life. */
+/** When to renew a session: two minutes before its end, or halfway through a short token's life. */
 export function renewalTime(current: Pick<Session, 'expiresAt' | 'issuedAt'>): number {
   const lifetime = current.issuedAt === undefined ? Infinity : current.expiresAt - current.issuedAt;
   return current.expiresAt - Math.min(RENEW_BEFORE_MS, lifetime / 2);

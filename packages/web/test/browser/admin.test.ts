@@ -187,7 +187,7 @@ describe('accounts in the console', () => {
     }, oldToken);
     await h.page.goto(`${h.origin}/tokens`);
     await heading('API tokens');
-    // Renewal comes halfway through a token this short (a minute before the end of a long one).
+    // Renewal comes halfway through a token this short (two minutes before the end of a long one).
     await h.page.waitForFunction(
       (old) =>
         !((globalThis as unknown as PageGlobals).sessionStorage.getItem('svc.session') ?? old).includes(old),
