@@ -55,6 +55,22 @@ describe('the authenticator app on My account', () => {
     expect(await h.page.getByTestId('totp-secret').count()).toBe(0);
   }, 45_000);
 
+  test('an administrator resets a user’s app from Users; the next login sets one up again', async () => {
+    await h.page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Users' }).click();
+    await h.page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+    await h.page
+      .getByRole('button', { name: `Reset the authenticator app of ${E2E_ADMIN.username}` })
+      .click();
+    await h.page.getByRole('dialog').getByRole('button', { name: 'Reset app' }).click();
+    await expect
+      .poll(() => h.page.getByTestId('write-outcome').textContent())
+      .toMatch(/new app at their next login/);
+    await h.page.getByRole('button', { name: 'Log out' }).click();
+    await h.page.waitForURL((url) => url.pathname === '/login');
+    // No secret given: the login shows the enrolment (QR code and a new secret) again.
+    expect(await loginWithApp()).toMatch(/^[A-Z2-7]{16,}$/);
+  }, 45_000);
+
   test('asked only its own origin, and the CSP never had to block', () => {
     expect(foreignRequests(h)).toEqual([]);
     expect(h.cspErrors).toEqual([]);

@@ -57,6 +57,19 @@ describe('accounts in the console', () => {
     const row = h.page.getByTestId('user-row').filter({ hasText: USER.username });
     await row.waitFor();
     expect(await row.textContent()).toContain('Operators');
+
+    // Edit: one more group (the list replaces the user's groups as a whole).
+    await h.page.getByRole('button', { name: `Edit ${USER.username}` }).click();
+    await dialog().getByLabel('Groups', { exact: true }).fill('Auditors');
+    await dialog().getByLabel('Groups', { exact: true }).press('Enter');
+    await dialog().getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => h.page.getByTestId('write-outcome').textContent()).toMatch(/changed/);
+    await reloadUsers();
+    const saved = await h.api.get('/users', { auth: h.adminAuth });
+    const olga = (saved.json.data as { username: string; groups: string[] }[]).find(
+      (u) => u.username === USER.username,
+    );
+    expect(olga?.groups).toEqual(['Operators', 'Auditors']);
   });
 
   test('an API token: its secret is shown once, works against the API, and stops working when revoked', async () => {
