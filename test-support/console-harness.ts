@@ -33,6 +33,13 @@ export interface ConsoleHarnessOptions {
   server?: string[];
   api?: string[];
   viewport?: { width: number; height: number };
+  /**
+   * Where svcd reads the agents' credential: `static` (default, `[server] auth`; /clients-auth answers 400) or
+   * `file` (`[server] auth_file`, writable through /clients-auth).
+   */
+  agentAuth?: 'static' | 'file';
+  /** False: nobody is logged in before the first test (e.g. when a second factor needs the test's own steps). */
+  login?: boolean;
 }
 
 export interface ConsoleHarness {
@@ -106,11 +113,16 @@ export function useConsoleHarness(options: ConsoleHarnessOptions): ConsoleHarnes
     state.dir = await mkdtemp(join(tmpdir(), `svc-console-${options.suite}-`));
     const [apiPort, port] = [await freePort(), await freePort()];
     clientPort = port;
+    const [agentId, agentPassword] = AGENT_AUTH.split(':') as [string, string];
+    if (options.agentAuth === 'file')
+      await writeFile(join(state.dir, 'clients-auth.json'), JSON.stringify({ [agentId]: agentPassword }));
+    const agentAuth =
+      options.agentAuth === 'file' ? 'auth_file = "clients-auth.json"' : `auth = "${AGENT_AUTH}"`;
     const started = await startE2eSvcd(state.dir, {
       apiPort,
       clientPort,
       keySeed: `console-${options.suite}-seed`,
-      server: [`auth = "${AGENT_AUTH}"`, ...(options.server ?? [])],
+      server: [agentAuth, ...(options.server ?? [])],
       api: ['user_login_wait = 0', ...(options.api ?? [])],
     });
     state.svcd = started.svcd;
@@ -129,7 +141,7 @@ export function useConsoleHarness(options: ConsoleHarnessOptions): ConsoleHarnes
     state.page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) state.cspErrors.push(message.text());
     });
-    await state.login();
+    if (options.login !== false) await state.login();
   }, 90_000);
 
   afterAll(async () => {

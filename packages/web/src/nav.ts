@@ -1,8 +1,13 @@
 /**
  * The console's navigation, in order. One line per page an operator reaches from the menu; each area adds its
- * own line here (its routes live in routes/<area>.ts).
+ * own line here (its routes live in routes/<area>.ts). `admin: true` shows the line to members of Administrators
+ * only (svcd answers 403 to others anyway; the page says so when reached by its URL).
  */
 export const NAV_PAGES = [
   { to: '/', label: 'Dashboard' },
   { to: '/clients', label: 'Clients' },
+  { to: '/users', label: 'Users', admin: true },
+  { to: '/tokens', label: 'API tokens' },
+  { to: '/credentials', label: 'Client credentials', admin: true },
+  { to: '/account', label: 'My account' },
 ] as const;

@@ -4,6 +4,10 @@ import { LoginPage } from './pages/login-page.js';
 import { clientRoutes } from './routes/clients.js';
 import { consoleRoute, rootRoute } from './routes/console-route.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { accountRoutes } from './routes/account.js';
+import { credentialsRoutes } from './routes/credentials.js';
+import { tokensRoutes } from './routes/tokens.js';
+import { usersRoutes } from './routes/users.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -25,7 +29,14 @@ const loginRoute = createRoute({
 // One line per area of the console (its pages live in routes/<area>.ts).
 const routeTree = rootRoute.addChildren([
   loginRoute,
-  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes]),
+  consoleRoute.addChildren([
+    ...dashboardRoutes,
+    ...clientRoutes,
+    ...usersRoutes,
+    ...tokensRoutes,
+    ...credentialsRoutes,
+    ...accountRoutes,
+  ]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

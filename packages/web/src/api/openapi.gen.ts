@@ -3277,6 +3277,67 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/token-renewal': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Renew the Bearer token of this request: a new one, the old one revoked
+     * @description For a session that should outlive its token (the web console renews shortly before the end) without asking for the password or the second factor again. The new token has the old one's lifetime unless token-lifetime says otherwise, and the same two-factor standing. The old token stops working at once, so a token renews only once. Needs a Bearer token from GET /login or POST /verify-2fa: HTTP Basic and personal API tokens get 400; the first-step token of a two-factor login is refused (401).
+     */
+    post: {
+      parameters: {
+        query?: {
+          /** @description Lifetime of the token in seconds (at most [api] max_token_lifetime). */
+          'token-lifetime'?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                token: string;
+                two_fa: {
+                  send_to: string;
+                  delivery_method: string;
+                  /** @enum {string} */
+                  totp_key_status: '' | 'pending' | 'exists';
+                } | null;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/me/token/{any}': {
     parameters: {
       query?: never;

@@ -1,11 +1,14 @@
-import { AppShell, Burger, Button, Group, Text } from '@mantine/core';
+import { AppShell, Burger, Button, Group } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
+import { useQuery } from '@tanstack/react-query';
 import { Outlet, useRouterState } from '@tanstack/react-router';
+import { meQuery } from '../api/admin.js';
 import { apiRequest } from '../api/client.js';
+import { visiblePages } from '../lib/rights.js';
 import { NAV_PAGES } from '../nav.js';
 import { session } from '../session/session.js';
 import { useSession } from '../session/use-session.js';
-import { NavLinkLink } from './links.js';
+import { AnchorLink, NavLinkLink } from './links.js';
 import { Logo } from './logo.js';
 import { SessionRenewal } from './session-renewal.js';
 
@@ -19,6 +22,7 @@ export function ConsoleLayout() {
   const [opened, { toggle, close }] = useDisclosure();
   const current = useSession();
   const pathname = useRouterState({ select: (state) => state.location.pathname });
+  const me = useQuery(meQuery);
   return (
     <AppShell
       header={{ height: 56 }}
@@ -32,9 +36,9 @@ export function ConsoleLayout() {
             <Logo />
           </Group>
           <Group gap="sm" wrap="nowrap">
-            <Text size="sm" c="dimmed" visibleFrom="xs" data-testid="current-user">
+            <AnchorLink to="/account" size="sm" c="dimmed" visibleFrom="xs" data-testid="current-user">
               {current?.username}
-            </Text>
+            </AnchorLink>
             <Button variant="default" size="xs" onClick={() => void logout()}>
               Log out
             </Button>
@@ -42,7 +46,7 @@ export function ConsoleLayout() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Pages">
-        {NAV_PAGES.map((page) => (
+        {visiblePages(NAV_PAGES, me.data?.groups).map((page) => (
           <NavLinkLink
             key={page.to}
             to={page.to}

@@ -1,67 +1,72 @@
-import { Alert, Button, Group, PasswordInput } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
-import { passwordLogin } from '../session/login.js';
+import { Alert, Button, Group, Text } from '@mantine/core';
+import { useCallback, useEffect, useState } from 'react';
+import { formatDuration } from '../lib/format.js';
+import { renewalTime, renewSession } from '../session/renewal.js';
 import { session } from '../session/session.js';
 import { useSession } from '../session/use-session.js';
-import { formatDuration } from '../lib/format.js';
 import { ErrorAlert } from './error-alert.js';
 
-/** Offered this long before the token ends. */
-const WARN_BEFORE_MS = 5 * 60_000;
+/** After a failed renewal (e.g. svcd briefly unreachable), the next try comes this much later. */
+const RETRY_MS = 10_000;
 
 /**
- * Before the token expires, the operator renews the session with the password without leaving the page (svcd
- * issues tokens only for credentials). When the token ends anyway, the login page brings them back here.
+ * Keeps the session alive while the console is open: two minutes before the token ends it is traded for a
+ * fresh one (POST /me/token-renewal), silently. If that fails, the operator sees why and may retry; when the
+ * token ends anyway, the login page brings them back to this page.
  */
 export function SessionRenewal() {
   const current = useSession();
-  const [now, setNow] = useState(Date.now());
-  const [password, setPassword] = useState('');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
-  const expired = current !== undefined && current.expiresAt <= now;
-  useEffect(() => {
-    if (expired) session.end('expired');
-  }, [expired]);
-  if (!current || expired) return null;
-  const left = current.expiresAt - now;
-  if (left > WARN_BEFORE_MS) return null;
-  const renew = async (event: FormEvent) => {
-    event.preventDefault();
+  const [now, setNow] = useState(Date.now());
+
+  const renew = useCallback(async () => {
     setBusy(true);
-    setError(undefined);
     try {
-      const step = await passwordLogin(current.username, password);
-      // With a second factor the code is asked on the login page, which returns here.
-      if (step.kind === 'second-factor') session.end('expired');
-      setPassword('');
+      await renewSession();
+      setError(undefined);
     } catch (err) {
       setError(err);
     } finally {
       setBusy(false);
     }
-  };
+  }, []);
+
+  // One timer to the renewal time of the current token (a new token re-arms it), then retries after failures.
+  useEffect(() => {
+    if (!current) return;
+    const due = error === undefined ? renewalTime(current) : Date.now() + RETRY_MS;
+    const timer = setTimeout(() => void renew(), Math.max(0, due - Date.now()));
+    return () => clearTimeout(timer);
+  }, [current, error, renew]);
+
+  // The end of the token, whatever happened to the renewal.
+  useEffect(() => {
+    if (!current) return;
+    const timer = setTimeout(() => session.end('expired'), Math.max(0, current.expiresAt - Date.now()));
+    return () => clearTimeout(timer);
+  }, [current]);
+
+  // The countdown is shown only while a renewal is failing.
+  useEffect(() => {
+    if (error === undefined) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [error]);
+
+  if (!current || error === undefined) return null;
   return (
-    <Alert color="yellow" title={`Your session ends in ${formatDuration(left)}`} mb="md">
-      <form onSubmit={(e) => void renew(e)}>
-        <Group align="end">
-          <PasswordInput
-            label="Password"
-            autoComplete="current-password"
-            value={password}
-            onChange={(e) => setPassword(e.currentTarget.value)}
-            required
-          />
-          <Button type="submit" loading={busy}>
-            Stay logged in
-          </Button>
-        </Group>
-      </form>
-      {error !== undefined && <ErrorAlert error={error} />}
+    <Alert color="yellow" title="The session could not be renewed" mb="md" data-testid="renewal-failed">
+      <Text size="sm" mb="xs">
+        It ends in {formatDuration(Math.max(0, current.expiresAt - now))}; the console tries again every{' '}
+        {RETRY_MS / 1000} s.
+      </Text>
+      <ErrorAlert error={error} />
+      <Group mt="xs">
+        <Button size="xs" loading={busy} onClick={() => void renew()}>
+          Try again now
+        </Button>
+      </Group>
     </Alert>
   );
 }

@@ -3,7 +3,6 @@ import {
   Anchor,
   Button,
   Center,
-  Image,
   Paper,
   PasswordInput,
   Stack,
@@ -16,6 +15,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { ERROR_CODES } from '@svc/protocol';
 import { ApiError, secondsLeft } from '../api/api-error.js';
 import { Logo } from '../components/logo.js';
+import { TotpEnrolment } from '../components/totp-enrolment.js';
 import { passwordLogin, totpEnrolment, verifySecondFactor, type LoginStep } from '../session/login.js';
 import { session } from '../session/session.js';
 
@@ -128,19 +128,7 @@ function SecondFactorStep({ step, onRestart }: { step: SecondStep; onRestart: ()
               : 'Enter the code your authenticator app shows.'
             : `A code was sent by ${step.twoFa.delivery_method} to ${step.twoFa.send_to}. Enter it here.`}
         </Text>
-        {enrolment && (
-          <Stack align="center" gap="xs">
-            <Image
-              src={`data:image/png;base64,${enrolment.qr}`}
-              alt="QR code of the authenticator-app secret"
-              w={180}
-              h={180}
-            />
-            <Text size="xs" ff="monospace" data-testid="totp-secret">
-              {enrolment.secret}
-            </Text>
-          </Stack>
-        )}
+        {enrolment && <TotpEnrolment secret={enrolment.secret} qr={enrolment.qr} />}
         <TextInput
           label={app ? 'Authenticator code' : 'Code'}
           autoComplete="one-time-code"

@@ -1,9 +1,9 @@
 import { apiRequest } from '../api/client.js';
 import type { LoginData } from '../api/types.js';
-import { tokenExpiry } from '../lib/jwt.js';
+import { tokenExpiry, tokenIssuedAt } from '../lib/jwt.js';
 import { session } from './session.js';
 
-/** A working day; the console offers renewal before it ends (svcd caps it at `[api] max_token_lifetime`). */
+/** A working day; the console renews the token shortly before it ends (svcd caps it at `[api] max_token_lifetime`). */
 export const TOKEN_LIFETIME_S = 8 * 3600;
 
 export type TwoFaInfo = NonNullable<LoginData['two_fa']>;
@@ -18,7 +18,13 @@ function basic(username: string, password: string): string {
 }
 
 function startSession(username: string, token: string): void {
-  session.start({ token, username, expiresAt: tokenExpiry(token) ?? Date.now() + TOKEN_LIFETIME_S * 1000 });
+  const issuedAt = tokenIssuedAt(token);
+  session.start({
+    token,
+    username,
+    expiresAt: tokenExpiry(token) ?? Date.now() + TOKEN_LIFETIME_S * 1000,
+    ...(issuedAt === undefined ? {} : { issuedAt }),
+  });
 }
 
 export async function passwordLogin(username: string, password: string): Promise<LoginStep> {

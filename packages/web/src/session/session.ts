@@ -11,6 +11,8 @@ export interface Session {
   username: string;
   /** Epoch milliseconds, from the token's `exp`. */
   expiresAt: number;
+  /** Epoch milliseconds, from the token's `iat`: with `expiresAt`, the lifetime a renewal keeps. */
+  issuedAt?: number;
 }
 
 /** Why the last session ended; the login page says so. */

@@ -180,6 +180,23 @@ export class Authenticator {
     return { user, sessionId: claims.sessionId, ...(claims.stage ? { tokenStage: claims.stage } : {}) };
   }
 
+  /**
+   * A fresh token for the Bearer session of `token` (the console renews before the end, without the password):
+   * same user and two-factor stage, a new session of the old token's lifetime (or `lifetimeSeconds`), and the
+   * old session revoked first, so a token renews at most once. A login token (second factor still due) is
+   * refused by checkToken before this is reached.
+   */
+  async renew(token: string, lifetimeSeconds: number | undefined): Promise<IssuedToken> {
+    const claims = await this.deps.tokens.verify(token);
+    if (!claims || claims.stage === 'login') throw badToken();
+    const lifetimeMs =
+      lifetimeSeconds === undefined
+        ? Math.min(claims.expiresAt.getTime() - claims.issuedAt.getTime(), this.deps.maxTokenLifetimeMs)
+        : this.tokenLifetimeMs(lifetimeSeconds);
+    if (!(await this.deps.sessions.revoke(claims.sessionId))) throw badToken();
+    return this.issue(claims.username, Math.max(lifetimeMs, 1000), claims.stage);
+  }
+
   async logout(sessionId: string): Promise<void> {
     await this.deps.sessions.revoke(sessionId);
   }

@@ -32,6 +32,19 @@ const LOGOUT: ApiOperation = {
   responses: [empty(204, 'Revoked')],
 };
 
+const RENEW: ApiOperation = {
+  tag: 'login',
+  summary: 'Renew the Bearer token of this request: a new one, the old one revoked',
+  description:
+    'For a session that should outlive its token (the web console renews shortly before the end) without ' +
+    "asking for the password or the second factor again. The new token has the old one's lifetime unless " +
+    'token-lifetime says otherwise, and the same two-factor standing. The old token stops working at once, so ' +
+    'a token renews only once. Needs a Bearer token from GET /login or POST /verify-2fa: HTTP Basic and ' +
+    'personal API tokens get 400; the first-step token of a two-factor login is refused (401).',
+  query: [TOKEN_LIFETIME],
+  responses: [data(loginDataSchema)],
+};
+
 /** Delegated authentication (`[api] auth_header`): honoured on GET /login only. */
 export interface DelegatedAuth extends DelegatedHeaders {
   login: DelegatedLogin;
@@ -42,6 +55,14 @@ export interface LoginOptions {
   twoFactor?: TwoFactorService;
   delegated?: DelegatedAuth;
 }
+
+const renewalNeedsBearer = () =>
+  new AppError(
+    'invalid',
+    ERROR_CODES.invalidRequest,
+    'Renewal needs the Bearer token to renew',
+    'send Authorization: Bearer <token from GET /login>; HTTP Basic and personal API tokens have no session to renew',
+  );
 
 export function parseLifetime(raw: unknown): number | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -95,5 +116,14 @@ export function loginRoutes(app: FastifyInstance, auth: Authenticator, options: 
     }
     await auth.logout(sessionId);
     return reply.status(204).send();
+  });
+
+  app.post('/me/token-renewal', documented(RENEW), async (request) => {
+    const lifetime = parseLifetime((request.query as Record<string, unknown>)['token-lifetime']);
+    const credentials = readCredentials(request);
+    if (credentials.scheme !== 'bearer' || !request.caller?.sessionId) throw renewalNeedsBearer();
+    const { token } = await auth.renew(credentials.token, lifetime);
+    const data: LoginData = { token, two_fa: null };
+    return { data };
   });
 }
