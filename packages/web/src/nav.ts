@@ -5,4 +5,7 @@
 export const NAV_PAGES = [
   { to: '/', label: 'Dashboard' },
   { to: '/clients', label: 'Clients' },
+  { to: '/library', label: 'Library' },
+  { to: '/vault', label: 'Vault' },
+  { to: '/client-groups', label: 'Client groups' },
 ] as const;

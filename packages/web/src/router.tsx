@@ -3,7 +3,10 @@ import { createRoute, createRouter } from '@tanstack/react-router';
 import { LoginPage } from './pages/login-page.js';
 import { clientRoutes } from './routes/clients.js';
 import { consoleRoute, rootRoute } from './routes/console-route.js';
+import { clientGroupRoutes } from './routes/client-groups.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { libraryRoutes } from './routes/library.js';
+import { vaultRoutes } from './routes/vault.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -25,7 +28,13 @@ const loginRoute = createRoute({
 // One line per area of the console (its pages live in routes/<area>.ts).
 const routeTree = rootRoute.addChildren([
   loginRoute,
-  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes]),
+  consoleRoute.addChildren([
+    ...dashboardRoutes,
+    ...clientRoutes,
+    ...libraryRoutes,
+    ...vaultRoutes,
+    ...clientGroupRoutes,
+  ]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

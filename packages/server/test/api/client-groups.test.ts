@@ -246,7 +246,11 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
     const preview = async (params: unknown) => {
       const res = await t.api.post('/client-groups/preview', { params }, { auth: AUTH });
       expect(res.status, JSON.stringify(res.json)).toBe(200);
-      return res.json.data as { num_clients: number; num_clients_connected: number; clients: { id: string }[] };
+      return res.json.data as {
+        num_clients: number;
+        num_clients_connected: number;
+        clients: { id: string }[];
+      };
     };
     const web = await preview({ tag: ['WEB'] });
     expect(web.num_clients).toBe(2);
