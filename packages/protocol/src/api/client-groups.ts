@@ -175,7 +175,7 @@ export const CLIENT_GROUP_FIELDS = [
 /** How many matching clients a preview lists (it counts them all). */
 export const CLIENT_GROUP_PREVIEW_LIMIT = 100;
 
-/** POST /client-groups/preview: the params of a group not saved (yet), to see which clients they would hold. */
+/** POST /client-groups-preview: the params of a group not saved (yet), to see which clients they would hold. */
 export const clientGroupPreviewBodySchema = z.strictObject({
   params: clientGroupParamsSchema,
 });

@@ -80,7 +80,7 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
       ['GET', '/client-groups/x'],
       ['PUT', '/client-groups/x'],
       ['DELETE', '/client-groups/x'],
-      ['POST', '/client-groups/preview'],
+      ['POST', '/client-groups-preview'],
     ] as const) {
       const body = method === 'POST' || method === 'PUT' ? { body: { id: 'x' } } : {};
       const res = await t.api.request(method, path, body);
@@ -244,7 +244,7 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
 
   test('preview lists the clients unsaved params would hold, counted, without creating a group', async () => {
     const preview = async (params: unknown) => {
-      const res = await t.api.post('/client-groups/preview', { params }, { auth: AUTH });
+      const res = await t.api.post('/client-groups-preview', { params }, { auth: AUTH });
       expect(res.status, JSON.stringify(res.json)).toBe(200);
       return res.json.data as {
         num_clients: number;
@@ -267,7 +267,7 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
     expect(listed.json.meta.count).toBe(0);
 
     for (const body of [{}, { params: { tags: ['web'] } }, { params: { labels: ['nocolon'] } }, 'text']) {
-      const res = await t.api.post('/client-groups/preview', body, { auth: AUTH });
+      const res = await t.api.post('/client-groups-preview', body, { auth: AUTH });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.json.errors[0].code).toBe('ERR_INVALID_REQUEST');
     }

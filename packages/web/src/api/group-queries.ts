@@ -6,7 +6,7 @@ import type { paths } from './openapi.gen.js';
 type GroupList = paths['/api/v1/client-groups']['get']['responses'][200]['content']['application/json'];
 export type ClientGroup = Required<GroupList['data'][number]>;
 export type GroupPreview =
-  paths['/api/v1/client-groups/preview']['post']['responses'][200]['content']['application/json']['data'];
+  paths['/api/v1/client-groups-preview']['post']['responses'][200]['content']['application/json']['data'];
 
 export const clientGroupsQuery = (q: string) =>
   queryOptions({
@@ -28,12 +28,12 @@ export const clientGroupQuery = (id: string) =>
       apiRequest<{ data: ClientGroup }>(`/client-groups/${encodeURIComponent(id)}`).then((r) => r.data),
   });
 
-/** The clients unsaved params would hold (POST /client-groups/preview). */
+/** The clients unsaved params would hold (POST /client-groups-preview). */
 export const groupPreviewQuery = (params: GroupParams) =>
   queryOptions({
     queryKey: ['client-group-preview', params],
     queryFn: () =>
-      apiRequest<{ data: GroupPreview }>('/client-groups/preview', { method: 'POST', body: { params } }).then(
+      apiRequest<{ data: GroupPreview }>('/client-groups-preview', { method: 'POST', body: { params } }).then(
         (r) => r.data,
       ),
     retry: false,

@@ -11,9 +11,9 @@ import type { CodeLanguage } from './code-editor.js';
 import './code-editor.css';
 
 const PARSERS: Record<Exclude<CodeLanguage, 'plain'>, StreamParser<unknown>> = {
-  shell: shell as StreamParser<unknown>,
-  powershell: powerShell as StreamParser<unknown>,
-  python: python as StreamParser<unknown>,
+  shell: shell,
+  powershell: powerShell,
+  python: python,
 };
 
 function languageOf(language: CodeLanguage): Extension {
@@ -23,7 +23,7 @@ function languageOf(language: CodeLanguage): Extension {
 interface Props {
   labelId: string;
   value: string;
-  onChange(value: string): void;
+  onChange: (value: string) => void;
   language: CodeLanguage;
   minRows: number;
 }

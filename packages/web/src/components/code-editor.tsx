@@ -18,7 +18,8 @@ const CodeMirrorEditor = lazy(() => import('./code-editor-view.js'));
  * A code editor with syntax highlighting (CodeMirror 6, loaded on first use). Labelled for assistive technology;
  * Tab indents, Escape then Tab moves on to the next control.
  */
-export function CodeEditor({ label, value, onChange, language = 'plain', minRows = 8 }: CodeEditorProps) {
+export function CodeEditor(props: CodeEditorProps) {
+  const { label, value, language = 'plain', minRows = 8 } = props;
   const labelId = useId();
   return (
     <Input.Wrapper
@@ -30,7 +31,7 @@ export function CodeEditor({ label, value, onChange, language = 'plain', minRows
         <CodeMirrorEditor
           labelId={labelId}
           value={value}
-          onChange={onChange}
+          onChange={(next) => props.onChange(next)}
           language={language}
           minRows={minRows}
         />

@@ -18,7 +18,7 @@ const MODE_OPTIONS = (Object.keys(MODE_LABELS) as RuleMode[]).map((mode) => ({
  * A client group's rule as rows: every row must match (AND between rows); within a row the patterns match as
  * the mode says. `*` is a wildcard, matching ignores case, labels are `key:value`.
  */
-export function RuleEditor({ rows, onChange }: { rows: RuleRow[]; onChange(rows: RuleRow[]): void }) {
+export function RuleEditor({ rows, onChange }: { rows: RuleRow[]; onChange: (rows: RuleRow[]) => void }) {
   const setRow = (index: number, next: Partial<RuleRow>) =>
     onChange(rows.map((row, i) => (i === index ? { ...row, ...next } : row)));
   return (
@@ -34,7 +34,7 @@ export function RuleEditor({ rows, onChange }: { rows: RuleRow[]; onChange(rows:
             data={KEY_OPTIONS}
             allowDeselect={false}
             value={row.key}
-            onChange={(key) => key && setRow(index, { key: key as RuleRow['key'] })}
+            onChange={(key) => key && setRow(index, { key: key })}
             w={190}
           />
           <Select
@@ -42,7 +42,7 @@ export function RuleEditor({ rows, onChange }: { rows: RuleRow[]; onChange(rows:
             data={MODE_OPTIONS}
             allowDeselect={false}
             value={row.mode}
-            onChange={(mode) => mode && setRow(index, { mode: mode as RuleMode })}
+            onChange={(mode) => mode && setRow(index, { mode: mode })}
             w={200}
           />
           <TextInput

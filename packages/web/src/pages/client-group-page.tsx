@@ -41,7 +41,7 @@ function GroupEditor({
   initial: GroupForm;
   isNew: boolean;
   pending: boolean;
-  onSubmit(form: GroupForm): void;
+  onSubmit: (form: GroupForm) => void;
 }) {
   const [form, setForm] = useState(initial);
   const params = useMemo(() => paramsOf(form.rows), [form.rows]);

@@ -27,7 +27,7 @@ import { TimeAgo } from '../components/time-ago.js';
 
 const route = getRouteApi('/console/library');
 
-function TagBadges({ tags, onPick }: { tags: string[]; onPick(tag: string): void }) {
+function TagBadges({ tags, onPick }: { tags: string[]; onPick: (tag: string) => void }) {
   return (
     <Group gap={4}>
       {tags.map((tag) => (
@@ -41,7 +41,7 @@ function TagBadges({ tags, onPick }: { tags: string[]; onPick(tag: string): void
   );
 }
 
-function ScriptRows({ scripts, pickTag }: { scripts: LibraryScript[]; pickTag(tag: string): void }) {
+function ScriptRows({ scripts, pickTag }: { scripts: LibraryScript[]; pickTag: (tag: string) => void }) {
   return (
     <Table.ScrollContainer minWidth={640}>
       <Table striped highlightOnHover>

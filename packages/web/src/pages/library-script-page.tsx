@@ -50,7 +50,7 @@ function ScriptForm({
 }: {
   initial: LibraryScriptBody;
   submitLabel: string;
-  onSubmit(body: LibraryScriptBody): void;
+  onSubmit: (body: LibraryScriptBody) => void;
   pending: boolean;
 }) {
   const [form, setForm] = useState(initial);

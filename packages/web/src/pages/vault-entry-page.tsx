@@ -46,7 +46,7 @@ function EntryFields({
   initial: EntryForm;
   submitLabel: string;
   pending: boolean;
-  onSubmit(body: EntryForm): void;
+  onSubmit: (body: EntryForm) => void;
   valueNote?: ReactNode;
 }) {
   const [form, setForm] = useState(initial);
@@ -70,7 +70,7 @@ function EntryFields({
             allowDeselect={false}
             data={[...VAULT_TYPES]}
             value={form.type}
-            onChange={(type) => set({ type: (type ?? 'secret') as EntryForm['type'] })}
+            onChange={(type) => set({ type: type ?? 'secret' })}
           />
           <TextInput
             label="Client id"
@@ -175,7 +175,7 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-function EditEntry({ info, onDone }: { info: VaultEntryInfo; onDone(): void }) {
+function EditEntry({ info, onDone }: { info: VaultEntryInfo; onDone: () => void }) {
   const queryClient = useQueryClient();
   const [value, setValue] = useState<string | undefined>();
   const load = useMutation({ mutationFn: () => readVaultValue(info.id), onSuccess: setValue });

@@ -67,7 +67,7 @@ export function clientGroupRoutes(app: FastifyInstance, groups: ClientGroupsServ
     return reply.status(201).send({ data: await groups.create(body) });
   });
 
-  app.post('/client-groups/preview', documented(OPERATIONS.preview), async (request) => {
+  app.post('/client-groups-preview', documented(OPERATIONS.preview), (request) => {
     const { params } = parseBody(clientGroupPreviewBodySchema, request.body);
     return { data: groups.preview(params) };
   });
