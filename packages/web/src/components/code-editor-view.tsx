@@ -30,8 +30,9 @@ interface Props {
 
 /**
  * The CodeMirror view behind CodeEditor. Colours come from classes (`tok-*`, `cm-*`) styled in code-editor.css
- * with the console's light and dark palettes; CodeMirror's own base rules arrive as a constructed style sheet
- * (adoptedStyleSheets), which the console's CSP allows.
+ * with the console's light and dark palettes; CodeMirror's own base rules go in one style element, which the
+ * console's CSP allows for styles only (`style-src 'self' 'unsafe-inline'`, as Mantine needs; scripts stay
+ * `'self'`). Were style-src ever strict, `EditorView.cspNonce` would carry svcd's nonce.
  */
 export default function CodeEditorView({ labelId, value, onChange, language, minRows }: Props) {
   const host = useRef<HTMLDivElement>(null);
