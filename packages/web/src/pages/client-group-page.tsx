@@ -5,6 +5,7 @@ import {
   Group,
   Loader,
   Modal,
+  SimpleGrid,
   Stack,
   Table,
   Text,
@@ -49,8 +50,9 @@ function GroupEditor({
     event.preventDefault();
     onSubmit(form);
   };
+  // Side by side where there is room: the preview answers each change of the rule next to it.
   return (
-    <Stack>
+    <SimpleGrid cols={{ base: 1, lg: 2 }} spacing="lg">
       <form onSubmit={submit} aria-label="Client group">
         <Stack>
           {isNew && (
@@ -83,8 +85,10 @@ function GroupEditor({
           </Group>
         </Stack>
       </form>
-      <GroupPreview params={params} />
-    </Stack>
+      <div>
+        <GroupPreview params={params} />
+      </div>
+    </SimpleGrid>
   );
 }
 
@@ -144,7 +148,7 @@ function Members({ group }: { group: ClientGroup }) {
         <Text c="dimmed">No client matches the saved rule. Change the rule and save it.</Text>
       )}
       {members.data && members.data.data.length > 0 && (
-        <Table.ScrollContainer minWidth={420}>
+        <Table.ScrollContainer minWidth={340}>
           <Table data-testid="group-members">
             <Table.Thead>
               <Table.Tr>
