@@ -6,6 +6,9 @@
 export const NAV_PAGES = [
   { to: '/', label: 'Dashboard' },
   { to: '/clients', label: 'Clients' },
+  { to: '/library', label: 'Library' },
+  { to: '/vault', label: 'Vault' },
+  { to: '/client-groups', label: 'Client groups' },
   { to: '/users', label: 'Users', admin: true },
   { to: '/tokens', label: 'API tokens' },
   { to: '/credentials', label: 'Client credentials', admin: true },

@@ -3,11 +3,14 @@ import { createRoute, createRouter } from '@tanstack/react-router';
 import { LoginPage } from './pages/login-page.js';
 import { clientRoutes } from './routes/clients.js';
 import { consoleRoute, rootRoute } from './routes/console-route.js';
+import { clientGroupRoutes } from './routes/client-groups.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { accountRoutes } from './routes/account.js';
 import { credentialsRoutes } from './routes/credentials.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
+import { libraryRoutes } from './routes/library.js';
+import { vaultRoutes } from './routes/vault.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -36,6 +39,9 @@ const routeTree = rootRoute.addChildren([
     ...tokensRoutes,
     ...credentialsRoutes,
     ...accountRoutes,
+    ...libraryRoutes,
+    ...vaultRoutes,
+    ...clientGroupRoutes,
   ]),
 ]);
 

@@ -171,3 +171,28 @@ export const CLIENT_GROUP_FIELDS = [
   'num_clients',
   'num_clients_connected',
 ] as const satisfies readonly (keyof ClientGroup)[];
+
+/** How many matching clients a preview lists (it counts them all). */
+export const CLIENT_GROUP_PREVIEW_LIMIT = 100;
+
+/** POST /client-groups-preview: the params of a group not saved (yet), to see which clients they would hold. */
+export const clientGroupPreviewBodySchema = z.strictObject({
+  params: clientGroupParamsSchema,
+});
+export type ClientGroupPreviewBody = z.output<typeof clientGroupPreviewBodySchema>;
+
+/** The answer of a preview: every member counted, the first ones (in GET /clients order) listed. */
+export const clientGroupPreviewSchema = z.object({
+  num_clients: z.number().int(),
+  num_clients_connected: z.number().int(),
+  /** The first CLIENT_GROUP_PREVIEW_LIMIT members. */
+  clients: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      hostname: z.string(),
+      connection_state: z.enum(['connected', 'disconnected']),
+    }),
+  ),
+});
+export type ClientGroupPreview = z.infer<typeof clientGroupPreviewSchema>;

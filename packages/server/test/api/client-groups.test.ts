@@ -80,6 +80,7 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
       ['GET', '/client-groups/x'],
       ['PUT', '/client-groups/x'],
       ['DELETE', '/client-groups/x'],
+      ['POST', '/client-groups-preview'],
     ] as const) {
       const body = method === 'POST' || method === 'PUT' ? { body: { id: 'x' } } : {};
       const res = await t.api.request(method, path, body);
@@ -239,6 +240,37 @@ describe.each(['sqlite', 'postgres'] as const)('/client-groups on %s', (engine) 
       message: "Client group 'no-such-group' not found",
     });
     expect(await t.server.clientGroups.membersOf([])).toEqual([]);
+  });
+
+  test('preview lists the clients unsaved params would hold, counted, without creating a group', async () => {
+    const preview = async (params: unknown) => {
+      const res = await t.api.post('/client-groups-preview', { params }, { auth: AUTH });
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      return res.json.data as {
+        num_clients: number;
+        num_clients_connected: number;
+        clients: { id: string }[];
+      };
+    };
+    const web = await preview({ tag: ['WEB'] });
+    expect(web.num_clients).toBe(2);
+    expect(web.num_clients_connected).toBe(2);
+    expect(web.clients).toEqual([
+      { id: 'web-1', name: 'Web One', hostname: 'web1.example.com', connection_state: 'connected' },
+      { id: 'Web-2', name: 'web two', hostname: 'web2.example.com', connection_state: 'connected' },
+    ]);
+    expect((await preview({ tag: { and: ['web', 'prod'] } })).clients.map((c) => c.id)).toEqual(['web-1']);
+    expect((await preview({ label: ['city: cologne'] })).clients.map((c) => c.id)).toEqual(['db-1', 'web-1']);
+    expect((await preview({ hostname: ['*.example.org'], tag: ['web'] })).num_clients).toBe(0);
+    expect(await preview({})).toEqual({ num_clients: 0, num_clients_connected: 0, clients: [] });
+    const listed = await t.api.get('/client-groups?filter[id]=preview*', { auth: AUTH });
+    expect(listed.json.meta.count).toBe(0);
+
+    for (const body of [{}, { params: { tags: ['web'] } }, { params: { labels: ['nocolon'] } }, 'text']) {
+      const res = await t.api.post('/client-groups-preview', body, { auth: AUTH });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json.errors[0].code).toBe('ERR_INVALID_REQUEST');
+    }
   });
 
   test('membership follows live client data: changed tags move a client in and out; disconnected members stay', async () => {

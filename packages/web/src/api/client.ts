@@ -37,7 +37,10 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
   const body: unknown = await response.json().catch(() => null);
   if (response.ok) return body as T;
   const error = apiErrorOf(response.status, body);
-  if (response.status === 401 && !options.authorization && error.code !== ERROR_CODES.badCredentials) {
+  // A 401 for a wrong password (login, the vault's unlock) is an answer to show, not an ended session.
+  const wrongPassword =
+    error.code === ERROR_CODES.badCredentials || error.code === ERROR_CODES.vaultWrongPassword;
+  if (response.status === 401 && !options.authorization && !wrongPassword) {
     session.end('expired');
   }
   throw error;

@@ -711,6 +711,250 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/client-groups-preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The clients a group with these params would hold (not saved) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            params: {
+              /** @default null */
+              client_id?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              name?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              os?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              os_arch?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              os_family?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              os_kernel?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              hostname?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              ipv4?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              ipv6?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              tag?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              version?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              address?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              client_auth_id?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              labels?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+              /** @default null */
+              label?:
+                | (
+                    | string[]
+                    | {
+                        and: string[];
+                      }
+                    | {
+                        or: string[];
+                      }
+                  )
+                | null;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                num_clients: number;
+                num_clients_connected: number;
+                clients: {
+                  id: string;
+                  name: string;
+                  hostname: string;
+                  /** @enum {string} */
+                  connection_state: 'connected' | 'disconnected';
+                }[];
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/client-groups/{id}': {
     parameters: {
       query?: never;

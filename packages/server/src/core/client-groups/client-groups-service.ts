@@ -1,6 +1,9 @@
 import {
+  CLIENT_GROUP_PREVIEW_LIMIT,
   pickFields,
   type ClientGroup,
+  type ClientGroupParams,
+  type ClientGroupPreview,
   type CreateClientGroupBody,
   type ListQuery,
   type UpdateClientGroupBody,
@@ -10,7 +13,7 @@ import type { ClientRegistry } from '../clients/client-registry.js';
 import type { GroupClassifier } from '../clients/ports.js';
 import { groupErrors } from './group-errors.js';
 import { GroupMemberIndex, type GroupMembers } from './member-index.js';
-import { matchView } from './membership.js';
+import { compileGroupParams, matchView } from './membership.js';
 import type { ClientGroupRepository, StoredClientGroup } from './ports.js';
 
 /** Fields that need the members computed. */
@@ -66,6 +69,25 @@ export class ClientGroupsService implements GroupClassifier {
     const before = await this.repository.get(id);
     if (!(await this.repository.delete(id))) throw groupErrors.notFound(id);
     if (before) this.index.drop(before.params);
+  }
+
+  /**
+   * The clients unsaved params would hold (the console's live preview while a rule is edited): matched once over
+   * the current records, without entering the member index (a preview per keystroke must not fill its cache).
+   */
+  preview(params: ClientGroupParams): ClientGroupPreview {
+    const matches = compileGroupParams(params);
+    const preview: ClientGroupPreview = { num_clients: 0, num_clients_connected: 0, clients: [] };
+    for (const record of this.registry.sortedById()) {
+      if (!matches(matchView(record))) continue;
+      preview.num_clients += 1;
+      if (record.connection_state === 'connected') preview.num_clients_connected += 1;
+      if (preview.clients.length < CLIENT_GROUP_PREVIEW_LIMIT) {
+        const { id, name, hostname, connection_state } = record;
+        preview.clients.push({ id, name, hostname, connection_state });
+      }
+    }
+    return preview;
   }
 
   /**

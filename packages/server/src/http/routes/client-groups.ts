@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
+  clientGroupPreviewBodySchema,
+  clientGroupPreviewSchema,
   clientGroupSchema,
   createClientGroupBodySchema,
   parseListQuery,
@@ -38,6 +40,12 @@ const OPERATIONS = {
     body: updateClientGroupBodySchema,
     responses: [data(clientGroupSchema)],
   },
+  preview: {
+    tag: 'client-groups',
+    summary: 'The clients a group with these params would hold (not saved)',
+    body: clientGroupPreviewBodySchema,
+    responses: [data(clientGroupPreviewSchema)],
+  },
   delete: { tag: 'client-groups', summary: 'Delete a client group', responses: [empty(204, 'Deleted')] },
 } satisfies Record<string, ApiOperation>;
 
@@ -57,6 +65,11 @@ export function clientGroupRoutes(app: FastifyInstance, groups: ClientGroupsServ
   app.post('/client-groups', documented(OPERATIONS.create), async (request, reply) => {
     const body = parseBody(createClientGroupBodySchema, request.body);
     return reply.status(201).send({ data: await groups.create(body) });
+  });
+
+  app.post('/client-groups-preview', documented(OPERATIONS.preview), (request) => {
+    const { params } = parseBody(clientGroupPreviewBodySchema, request.body);
+    return { data: groups.preview(params) };
   });
 
   app.put<IdParams>('/client-groups/:id', documented(OPERATIONS.update), async (request) => {
