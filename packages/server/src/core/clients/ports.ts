@@ -15,7 +15,7 @@ export interface StoredClient {
   details: unknown;
 }
 
-/** Persistence of client records; the database is the truth, the registry keeps a cache of it. */
+/** Persistence of client records; the database is the truth, the client directory keeps a cache of it. */
 export interface ClientRepository {
   loadAll(): Promise<StoredClient[]>;
   /** Inserts or replaces the row of `client.id`. */
