@@ -73,10 +73,14 @@ describe('CachedClientDirectory', () => {
     ]);
     await directory.flush();
     const rows = await new SqlClientRepository(database).loadAll();
-    expect(rows.map((r) => [r.id, r.connectionState])).toEqual([
-      ['a', 'connected'],
-      ['b', 'connected'],
+    expect(rows.map((r) => [r.id, r.connectionState, r.owner])).toEqual([
+      ['a', 'connected', third.owner],
+      ['b', 'connected', second.owner],
     ]);
+    directory.detach('a', third.owner.epoch);
+    await directory.flush();
+    const [a] = await new SqlClientRepository(database).loadAll();
+    expect(a).toMatchObject({ id: 'a', connectionState: 'disconnected', owner: null });
   });
 
   test('detach of an older epoch changes nothing; of the current one marks the client disconnected', async () => {

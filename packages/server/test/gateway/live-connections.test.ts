@@ -15,13 +15,13 @@ class MemoryRepository implements ClientRepository {
   markAllDisconnected = (at: number) => {
     for (const row of this.rows.values())
       if (row.connectionState === 'connected')
-        Object.assign(row, { connectionState: 'disconnected', disconnectedAt: at });
+        Object.assign(row, { connectionState: 'disconnected', disconnectedAt: at, owner: null });
     return Promise.resolve();
   };
   markDisconnected = (ids: readonly string[], at: number) => {
     for (const id of ids) {
       const row = this.rows.get(id);
-      if (row) Object.assign(row, { connectionState: 'disconnected', disconnectedAt: at });
+      if (row) Object.assign(row, { connectionState: 'disconnected', disconnectedAt: at, owner: null });
     }
     return Promise.resolve();
   };

@@ -194,7 +194,7 @@ export class CachedClientDirectory implements ClientDirectory {
 
   private put(record: ClientRecord): void {
     this.remember(record);
-    const row = toStored(record);
+    const row = toStored(record, this.owners.get(record.id));
     this.writes
       .run(record.id, () => this.repository.save(row))
       .catch((err: unknown) =>
