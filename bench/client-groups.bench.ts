@@ -1,7 +1,7 @@
 /**
  * Client groups (issue 15): resolving `group_ids` and reading a big group, at 10,000 clients and 100 groups.
  *
- * 1. Core, in this process: a real ClientRegistry (SQLite-backed) holding BENCH_CLIENTS connected records with the
+ * 1. Core, in this process: a real client directory (SQLite-backed) holding BENCH_CLIENTS connected records with the
  *    simulator's varied tags and labels, a real ClientGroupsService over SQLite with 100 groups. Times
  *    `membersOf` (what POST /commands with group_ids calls) for all 100 groups and for 5 groups, and `get` of a
  *    group with half the clients as members: after a client's tags change (it moves out of or into groups), after
@@ -24,7 +24,9 @@ import { pino } from 'pino';
 import { clientGroupParamsSchema, type Hello } from '../packages/protocol/src/index.js';
 import { systemClock } from '../packages/server/src/core/auth/ports.js';
 import { ClientGroupsService } from '../packages/server/src/core/client-groups/client-groups-service.js';
-import { ClientRegistry, type LiveConnection } from '../packages/server/src/core/clients/client-registry.js';
+import { CachedClientDirectory } from '../packages/server/src/core/clients/cached-client-directory.js';
+import { LocalClientEvents } from '../packages/server/src/core/clients/local-client-events.js';
+import { LiveConnections, type LiveConnection } from '../packages/server/src/gateway/live-connections.js';
 import { SqlClientGroupRepository } from '../packages/server/src/storage/client-group-repository.js';
 import { SqlClientRepository } from '../packages/server/src/storage/client-repository.js';
 import { openDatabase } from '../packages/server/src/storage/database.js';
@@ -99,12 +101,16 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
     { dataDir: dir },
   );
   onCleanUp(() => database.close());
-  const registry = new ClientRegistry(
+  const events = new LocalClientEvents();
+  const directory = new CachedClientDirectory(
     new SqlClientRepository(database),
+    events,
+    'bench',
     systemClock,
     pino({ level: 'silent' }),
   );
-  await registry.load();
+  const connections = new LiveConnections(directory, systemClock);
+  await directory.load();
   const digits = String(CLIENTS - 1).length;
   const links = new Map<string, { connection: LiveConnection; hello: Hello }>();
   for (let n = 0; n < CLIENTS; n++) {
@@ -118,11 +124,11 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
       ...simulatedAttributes(id),
       facts: { ...TEST_FACTS, hostname: id },
     };
-    registry.attach(connection, hello, { clientAuthId: 'bench', address: '127.0.0.x:1' });
+    connections.attach(connection, hello, { clientAuthId: 'bench', address: '127.0.0.x:1' });
     links.set(id, { connection, hello });
   }
-  await registry.flush();
-  const service = new ClientGroupsService(new SqlClientGroupRepository(database), registry);
+  await directory.flush();
+  const service = new ClientGroupsService(new SqlClientGroupRepository(database), directory, events);
   const groups = groupDefinitions();
   for (const g of groups) {
     await service.create({ id: g.id, description: '', params: clientGroupParamsSchema.parse(g.params) });
@@ -148,9 +154,13 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
     if (!link) throw new Error(`no client ${id}`);
     const tags = tick % 2 === 1 ? [...link.hello.tags, 'EVEN'] : ['moved'];
     link.hello = { ...link.hello, tags };
-    registry.updateFacts(id, link.connection, { tags, labels: link.hello.labels, facts: link.hello.facts });
+    connections.updateFacts(id, link.connection, {
+      tags,
+      labels: link.hello.labels,
+      facts: link.hello.facts,
+    });
   };
-  const retunnel = () => registry.setTunnels(nextId(), []);
+  const retunnel = () => directory.setTunnels(nextId(), []);
   const after = (change: () => void, fn: () => Promise<unknown>) => () => {
     change();
     return fn();
@@ -173,7 +183,7 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
   );
   const resolveAllWarm = await timeAsync(CORE_RUNS, () => service.membersOf(ids));
   const getBigWarm = await timeAsync(CORE_RUNS, () => service.get(BIG_GROUP));
-  await registry.flush();
+  await directory.flush();
   return {
     rows: [
       [

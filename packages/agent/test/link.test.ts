@@ -69,7 +69,7 @@ test('the agent connects, says hello with its facts, and leaves on stop', async 
     // svcd registers the client before its hello reply reaches the agent, which logs only then.
     await vi.waitFor(
       () => {
-        expect(svcd.server.clients.connection('agent-hello')).toBeDefined();
+        expect(svcd.server.connections.get('agent-hello')).toBeDefined();
         expect(lines.some((line) => line.msg === 'connected to svcd')).toBe(true);
       },
       { timeout: 10_000 },
@@ -83,14 +83,14 @@ test('the agent connects, says hello with its facts, and leaves on stop', async 
     });
     expect(record?.num_cpus).toBeGreaterThan(0);
     expect(record?.hostname).not.toBe('');
-    expect(svcd.server.clients.connection('agent-hello')?.sessionId).toBe(agent.sessionId);
+    expect(svcd.server.connections.get('agent-hello')?.sessionId).toBe(agent.sessionId);
     const connected = lines.find((line) => line.msg === 'connected to svcd');
     expect(connected).toMatchObject({ fingerprint: svcd.server.fingerprint, client_id: 'agent-hello' });
   } finally {
     await agent.stop();
     await running;
   }
-  await vi.waitFor(() => expect(svcd.server.clients.connection('agent-hello')).toBeUndefined());
+  await vi.waitFor(() => expect(svcd.server.connections.get('agent-hello')).toBeUndefined());
 });
 
 test('a fingerprint prefix in any case is accepted; without one the actual fingerprint is reported', async () => {
@@ -131,7 +131,7 @@ test('a second agent with the same client id is refused as already connected', a
   });
   const second = (target.agent = new Agent(agentOptions('agent-twice'), { logger, backoff }));
   try {
-    await vi.waitFor(() => expect(svcd.server.clients.connection('agent-twice')).toBeDefined(), {
+    await vi.waitFor(() => expect(svcd.server.connections.get('agent-twice')).toBeDefined(), {
       timeout: 10_000,
     });
     await second.run();
@@ -139,7 +139,7 @@ test('a second agent with the same client id is refused as already connected', a
     expect(refused?.msg).toMatch(
       /^svcd refused client id "agent-twice": another agent with this id is connected \(svcd: client 'agent-twice' is already connected\)\. A second svc on one host needs its own --data-dir \(this one uses .+\) or its own --id; .*; retrying in /,
     );
-    expect(svcd.server.clients.connection('agent-twice')?.sessionId).toBe(first.sessionId);
+    expect(svcd.server.connections.get('agent-twice')?.sessionId).toBe(first.sessionId);
   } finally {
     await first.stop();
     await firstRun;
@@ -151,15 +151,15 @@ test('after svcd drops the link the agent reconnects', async () => {
   const agent = new Agent(agentOptions('agent-again'), { logger });
   const running = agent.run();
   try {
-    await vi.waitFor(() => expect(svcd.server.clients.connection('agent-again')).toBeDefined(), {
+    await vi.waitFor(() => expect(svcd.server.connections.get('agent-again')).toBeDefined(), {
       timeout: 10_000,
     });
-    svcd.server.clients.connection('agent-again')?.close('test drops the link');
+    svcd.server.connections.get('agent-again')?.close('test drops the link');
     await vi.waitFor(() => expect(lines.filter((line) => line.msg === 'connected to svcd')).toHaveLength(2), {
       timeout: 10_000,
     });
     expect(lines.some((line) => line.msg.startsWith('disconnected from svcd'))).toBe(true);
-    expect(svcd.server.clients.connection('agent-again')).toBeDefined();
+    expect(svcd.server.connections.get('agent-again')).toBeDefined();
   } finally {
     await agent.stop();
     await running;

@@ -88,7 +88,7 @@ async function startAgent(clientId: string, overrides: Partial<AgentOptions> = {
   const agent = new Agent(options, { logger: captureLogs().logger });
   agents.push(agent);
   void agent.run();
-  await vi.waitFor(() => expect(svcd.server.clients.connection(clientId)).toBeDefined(), { timeout: 10_000 });
+  await vi.waitFor(() => expect(svcd.server.connections.get(clientId)).toBeDefined(), { timeout: 10_000 });
   return agent;
 }
 
@@ -544,7 +544,7 @@ test('a disconnect closes the listener; the reconnected client gets it back on t
   const first = await startAgent('t-roam');
   const tunnel = await openTunnel('t-roam', { remote: String(echo.port) });
   await stopAgent(first);
-  await vi.waitFor(() => expect(svcd.server.clients.connection('t-roam')).toBeUndefined());
+  await vi.waitFor(() => expect(svcd.server.connections.get('t-roam')).toBeUndefined());
   expect(await outcome(Number(tunnel.lport))).toBe('refused');
   expect(await tunnelsOf('t-roam')).toEqual([]);
   const gone = await put('t-roam', { remote: String(sink.port) });
@@ -572,7 +572,7 @@ test('ports taken while the client was away: a pool port moves, an explicit one 
     local: `127.0.0.1:${explicitPort}`,
   });
   await stopAgent(first);
-  await vi.waitFor(() => expect(svcd.server.clients.connection('t-away')).toBeUndefined());
+  await vi.waitFor(() => expect(svcd.server.connections.get('t-away')).toBeUndefined());
   const blockers = await Promise.all(
     [Number(picked.lport), explicitPort].map(async (port) => {
       const blocker = createServer().listen({ port, host: '0.0.0.0', exclusive: true });
@@ -621,7 +621,7 @@ test('a stored tunnel of a client that is away can be deleted; it does not come 
   const first = await startAgent('t-gone');
   const tunnel = await openTunnel('t-gone', { remote: String(echo.port) });
   await stopAgent(first);
-  await vi.waitFor(() => expect(svcd.server.clients.connection('t-gone')).toBeUndefined());
+  await vi.waitFor(() => expect(svcd.server.connections.get('t-gone')).toBeUndefined());
   expect((await del('t-gone', tunnel.id)).status).toBe(204);
   expect((await del('t-gone', tunnel.id)).status).toBe(404);
   const second = await startAgent('t-gone');
@@ -639,7 +639,7 @@ test('deleting a client deletes its stored tunnels', async () => {
   const first = await startAgent('t-deleted');
   const tunnel = await openTunnel('t-deleted', { remote: String(echo.port) });
   await stopAgent(first);
-  await vi.waitFor(() => expect(svcd.server.clients.connection('t-deleted')).toBeUndefined());
+  await vi.waitFor(() => expect(svcd.server.connections.get('t-deleted')).toBeUndefined());
   expect((await svcd.api.delete('/clients/t-deleted', { auth: AUTH })).status).toBe(204);
   const second = await startAgent('t-deleted');
   try {

@@ -16,27 +16,28 @@ import { DelegatedLogin } from './core/auth/delegated-login.js';
 import type { PasswordHasher } from './core/auth/ports.js';
 import type { KdfParams } from './core/vault/vault-crypto.js';
 import { VaultService } from './core/vault/vault-service.js';
-import type { ClientConnections } from './core/clients-auth/client-auth-store.js';
 import { ClientsAuthService } from './core/clients-auth/clients-auth-service.js';
 import { ClientCredentialChecker, refuseAllClients } from './core/clients-auth/credential-checker.js';
 import type { SvcdConfig } from './config/schema.js';
-import { ClientRegistry } from './core/clients/client-registry.js';
+import type { ClientDirectory } from './core/clients/client-directory.js';
 import { ClientsService } from './core/clients/clients-service.js';
 import { ClientGroupsService } from './core/client-groups/client-groups-service.js';
 import { JobsService } from './core/jobs/jobs-service.js';
 import { LibraryService } from './core/library/library-service.js';
-import { JobWatch } from './core/jobs/job-watch.js';
+import { JobWatch, jobOutputTo } from './core/jobs/job-watch.js';
 import { CountingJobRepository, JobTally } from './core/jobs/job-tally.js';
 import type { JobRepository } from './core/jobs/ports.js';
 import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
 import { sweepJobDeadlines } from './core/jobs/job-deadlines.js';
-import { registryJobClients, registryTargetClients } from './core/jobs/registry-job-clients.js';
+import { directoryJobClients, directoryTargetClients } from './core/jobs/directory-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
 import { PortPool } from './core/tunnels/port-pool.js';
 import { TunnelsService } from './core/tunnels/tunnels-service.js';
 import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/agent-link.js';
 import { loadHostKey } from './gateway/load-host-key.js';
-import { LocalDispatch } from './gateway/local-dispatch.js';
+import type { LiveConnections } from './gateway/live-connections.js';
+import type { TunnelHost } from './gateway/tunnel-host.js';
+import { singleNodeSeam } from './client-seam.js';
 import { buildApi } from './http/app.js';
 import type { DelegatedAuth } from './http/routes/login.js';
 import { hostOfUrl, publicUrl, splitHostPort } from './infra/address.js';
@@ -85,10 +86,12 @@ export interface RunningServer {
   readonly clientPort: number;
   readonly connectUrls: string[];
   readonly fingerprint: string;
-  /** Client records and this node's live agent connections. */
-  readonly clients: ClientRegistry;
-  /** Tunnels of the connected clients. */
-  readonly tunnels: TunnelsService;
+  /** Client records (the client directory). */
+  readonly clients: ClientDirectory;
+  /** This node's live agent connections. */
+  readonly connections: LiveConnections;
+  /** Tunnels of the clients connected to this node. */
+  readonly tunnels: TunnelHost;
   /** Client groups; `membersOf` resolves the `group_ids` of multi-client commands. */
   readonly clientGroups: ClientGroupsService;
   /** Re-reads the user file (SIGUSR1). */
@@ -123,7 +126,7 @@ type Opened = {
   metrics?: MetricsListener;
   api?: FastifyInstance;
   clients?: AgentLink;
-  tunnels?: TunnelsService;
+  tunnels?: TunnelHost;
   vault?: VaultStorage;
   multiJobs?: MultiJobsService;
   memoryReclaim?: MemoryReclaim;
@@ -159,31 +162,31 @@ export async function startServer(
   try {
     const hasher = createBcryptHasher();
     const sessions = new CachedSessionStore(new SqlSessionStore(database));
-    const clients = new ClientRegistry(new SqlClientRepository(database), systemClock, logger);
-    await clients.load();
     const pool = new PortPool(config.server.used_ports, config.server.excluded_ports);
     if (pool.size === 0)
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
     const [firstUrl] = config.server.url ?? [];
-    const dispatch = new LocalDispatch(clients);
-    const tunnels = new TunnelsService(
-      clients,
-      dispatch,
-      new SqlTunnelRepository(database),
-      {
+    // The client seam: records, events, this node's connections and tunnels, and the dispatch (client-seam.ts).
+    const seam = singleNodeSeam({
+      nodeId: hostname(),
+      clients: new SqlClientRepository(database),
+      tunnels: new SqlTunnelRepository(database),
+      tunnelSettings: {
         pool,
         checkPortTimeoutMs: config.server.check_port_timeout,
         minuteMs: options.tunnels?.minuteMs ?? 60_000,
         publicHost: firstUrl === undefined ? undefined : hostOfUrl(firstUrl),
       },
-      systemClock,
-      logger,
-    );
-    opened.tunnels = tunnels;
+      clock: systemClock,
+      log: logger,
+    });
+    const { events, directory: clients, dispatch } = seam;
+    opened.tunnels = seam.tunnelHost;
+    await clients.load();
+    const tunnels = new TunnelsService(clients, dispatch);
     const clientAuthStore = await openClientAuthStore(config.server, () => Promise.resolve(database));
     if (!clientAuthStore)
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
-    const connections: ClientConnections = clients;
 
     opened.vault = await openVaultStorage(database, config.database, dataDir);
     // Every start finds the vault locked (DESIGN: vault after restart); the data key lives only in memory.
@@ -193,13 +196,13 @@ export async function startServer(
     logger.info({ storage: opened.vault.description }, 'vault storage opened');
 
     // Also what multi-client commands resolve `group_ids` with (membersOf).
-    const clientGroups = new ClientGroupsService(new SqlClientGroupRepository(database), clients);
+    const clientGroups = new ClientGroupsService(new SqlClientGroupRepository(database), clients, events);
     const jobTally = new JobTally();
     // Counting costs a little per job, so only when someone reads the counts.
     const jobRepository: JobRepository = config.api.metrics_address
       ? new CountingJobRepository(new SqlJobRepository(database), jobTally)
       : new SqlJobRepository(database);
-    const jobWatch = new JobWatch();
+    const jobWatch = new JobWatch(events);
     const memoryReclaim = new MemoryReclaim(
       (outcome) =>
         logger.info(
@@ -209,12 +212,12 @@ export async function startServer(
       options.memoryReclaim,
     );
     opened.memoryReclaim = memoryReclaim;
-    const jobs = new JobsService(jobRepository, registryJobClients(clients), dispatch, systemClock, jobWatch);
+    const jobs = new JobsService(jobRepository, directoryJobClients(clients), dispatch, systemClock, events);
     const multiJobs = new MultiJobsService({
       multiJobs: new SqlMultiJobRepository(database),
       jobs: jobRepository,
       single: jobs,
-      clients: registryTargetClients(clients),
+      clients: directoryTargetClients(clients),
       groups: clientGroups,
       watch: jobWatch,
       clock: systemClock,
@@ -233,8 +236,9 @@ export async function startServer(
     const metrics = config.api.metrics_address
       ? createSvcdMetrics({
           clients,
+          events,
           jobs: jobTally,
-          tunnels,
+          tunnels: seam.tunnelHost,
           agentLink: () => opened.clients?.stats(),
           descriptors: () => descriptors.use(),
         })
@@ -243,7 +247,7 @@ export async function startServer(
     opened.clients = await startAgentLink({
       address: config.server.address,
       hostKey,
-      registry: clients,
+      connections: seam.connections,
       authenticator: clientAuthStore
         ? new ClientCredentialChecker(clientAuthStore, config.server.client_login_wait, systemClock)
         : refuseAllClients,
@@ -254,7 +258,7 @@ export async function startServer(
       tls: agentTls,
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
-      jobOutput: jobWatch,
+      jobOutput: jobOutputTo(events),
       clientConnected: reclaimAfterConnectBursts(memoryReclaim),
       descriptors,
       exhaustion,
@@ -356,7 +360,7 @@ export async function startServer(
         wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         docs: config.api.docs,
         ui,
-        clientsAuth: new ClientsAuthService(clientAuthStore, connections, {
+        clientsAuth: new ClientsAuthService(clientAuthStore, seam.credentials, {
           writable: config.server.auth_write,
         }),
         getStatus,
@@ -421,7 +425,8 @@ export async function startServer(
       connectUrls,
       fingerprint: hostKey.fingerprint,
       clients,
-      tunnels,
+      connections: seam.connections,
+      tunnels: seam.tunnelHost,
       clientGroups,
       reloadUsers: () => users?.reload() ?? Promise.resolve(),
       async close() {

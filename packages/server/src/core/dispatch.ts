@@ -1,14 +1,33 @@
 import type { JobRun, JobRunReply } from '@svc/protocol';
-import type { TunnelAgent } from './tunnels/ports.js';
+import type { ClientTunnel } from './clients/client-record.js';
+import type { TunnelRequest } from './tunnels/tunnel-request.js';
+
+/** A tunnel to open: what was asked, by whom, and the host name the creator reached the API by (tunnel_url). */
+export interface TunnelOpening {
+  request: TunnelRequest;
+  /** Username of the creator. */
+  owner: string;
+  apiHost: string;
+}
 
 /**
- * The one way core reaches an agent: "run this job on client X", "open this tunnel on client X". The gateway
- * implements it for the connections this process holds (gateway/local-dispatch.ts); a multi-node svcd will add an
- * implementation that forwards each call to the node holding the client's connection.
+ * The one way core reaches an agent, in whole commands: "run this job on client X", "open this tunnel on client
+ * X", "disconnect the clients of this credential". Core never holds a connection. The gateway implements it for
+ * the connections this process holds (gateway/local-dispatch.ts); a cluster adds an implementation that sends
+ * each command to the node holding the client's connection.
  */
 export interface AgentDispatch {
   /** Asks the client's agent to start the job; rejects with DispatchError (core/jobs/ports.ts). */
   runJob(clientId: string, job: JobRun): Promise<JobRunReply>;
-  /** The tunnel operations of the client's agent; undefined while the client is not connected. */
-  tunnels(clientId: string): TunnelAgent | undefined;
+  /**
+   * Opens a tunnel through the client's agent, listening on the node that holds the client, and stores its
+   * definition; rejects with the tunnel errors (core/tunnels/tunnel-errors.ts), e.g. not connected.
+   */
+  openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel>;
+  /** Deletes a tunnel, open or only stored (its client away); rejects with the tunnel errors (404, busy). */
+  closeTunnel(clientId: string, tunnelId: string, force: boolean): Promise<void>;
+  /** Closes the client's connection, whichever node holds it; false when none does. */
+  disconnect(clientId: string, reason: string): Promise<boolean>;
+  /** Closes every connection that logged in with this client credential; resolves with how many there were. */
+  disconnectByCredential(clientAuthId: string, reason: string): Promise<number>;
 }

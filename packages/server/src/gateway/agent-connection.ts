@@ -10,10 +10,10 @@ import {
 } from '@svc/protocol';
 import { ControlError, ControlPeer, type Logger } from '@svc/platform';
 import { maskAddress } from '../core/clients/address-mask.js';
-import type { ClientRegistry, LiveConnection } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
 import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
+import type { LiveConnection, LiveConnections } from './live-connections.js';
 import { AgentJobs } from './agent-jobs.js';
 import { AgentTunnels } from './agent-tunnels.js';
 import type { RemoteAddress } from './client-listener.js';
@@ -28,7 +28,8 @@ export interface AgentLinkSettings {
 }
 
 export interface AgentConnectionDeps {
-  registry: ClientRegistry;
+  /** This node's live connections (which tell the client directory). */
+  connections: LiveConnections;
   /** Undefined when no client credentials are configured: every login fails. */
   authenticator: ClientAuthenticator | undefined;
   settings: AgentLinkSettings;
@@ -54,7 +55,7 @@ const CLOSE_GRACE_MS = 2000;
 
 /**
  * One agent's SSH connection after its WebSocket was admitted: password login, the control channel, the hello
- * that names the client, keepalive, and leaving the registry when the link ends.
+ * that names the client, keepalive, and leaving the live connections when the link ends.
  */
 export class AgentConnection implements LiveConnection {
   private authId: string | undefined;
@@ -101,7 +102,7 @@ export class AgentConnection implements LiveConnection {
       for (const timer of this.timers) clearTimeout(timer);
       this.peer?.close();
       if (this.clientId !== undefined) {
-        deps.registry.detach(this.clientId, this);
+        deps.connections.detach(this.clientId, this);
         deps.log.info({ client_id: this.clientId }, 'client disconnected');
       }
       onClosed(this);
@@ -230,7 +231,7 @@ export class AgentConnection implements LiveConnection {
       return {};
     });
     peer.on('facts.update', (update: FactsUpdate) => {
-      this.deps.registry.updateFacts(this.requireHello(), this, update);
+      this.deps.connections.updateFacts(this.requireHello(), this, update);
     });
     peer.on('job.result', (result) => this.jobs.storeResult(this.requireHello(), result));
     channel.on('close', () => this.drop('control channel closed'));
@@ -246,9 +247,9 @@ export class AgentConnection implements LiveConnection {
       throw new ControlError(CONTROL_ERRORS.failed, 'hello was already accepted on this connection');
     }
     if (this.ended) throw new ControlError(CONTROL_ERRORS.failed, 'the connection is closing');
-    const { registry, settings, log } = this.deps;
+    const { connections, settings, log } = this.deps;
     this.session = hello.session_id;
-    const result = registry.attach(this, hello, {
+    const result = connections.attach(this, hello, {
       clientAuthId: this.authId ?? '',
       address: maskAddress(this.remote.ip, this.remote.port),
     });

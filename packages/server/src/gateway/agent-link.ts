@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from '@svc/platform';
-import type { ClientRegistry } from '../core/clients/client-registry.js';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
 import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
+import type { LiveConnections } from './live-connections.js';
 import { startClientListener } from './client-listener.js';
 import { HandshakeLimiter } from './handshake-limiter.js';
 import { RefusalCounts } from './refusal-counts.js';
@@ -47,7 +47,8 @@ export interface AgentLinkOptions {
   /** `[server] address`. */
   address: string;
   hostKey: HostKey;
-  registry: ClientRegistry;
+  /** This node's live connections. */
+  connections: LiveConnections;
   authenticator: ClientAuthenticator | undefined;
   keepaliveIntervalMs: number;
   /** `[server] max_concurrent_ssh_handshakes`; 0 = half the CPUs, at least 1. */
@@ -93,10 +94,10 @@ export interface AgentLink {
 export const handshakeConcurrency = (configured: number, cpus = availableParallelism()): number =>
   configured > 0 ? configured : Math.max(1, Math.floor(cpus / 2));
 
-/** Starts the agent link: WebSocket listener → handshake limiter → SSH → control channel → registry. */
+/** Starts the agent link: WebSocket listener → handshake limiter → SSH → control channel → live connections. */
 export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLink> {
   const tuning = { ...DEFAULT_AGENT_LINK_TUNING, ...options.tuning };
-  const { registry, log } = options;
+  const { connections, log } = options;
   const refusals = new RefusalCounts();
   const tunnelTraffic = new TunnelTraffic();
   const limiter = new HandshakeLimiter({
@@ -109,7 +110,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     handshakeTimeoutMs: tuning.handshakeTimeoutMs,
     handshakeStallMs: tuning.handshakeStallMs,
     limiter,
-    registry,
+    connections,
     authenticator: options.authenticator,
     settings: {
       keepaliveIntervalMs: options.keepaliveIntervalMs,
@@ -148,7 +149,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     close: () =>
       (closing ??= (async () => {
         listener.stopAccepting();
-        await registry.closeAll('svcd is shutting down');
+        await connections.closeAll('svcd is shutting down');
         await gateway.closeAll('svcd is shutting down');
         await listener.close();
       })()),

@@ -6,6 +6,15 @@ import { withStorageErrors } from './errors.js';
 /** Ids per UPDATE: well under every engine's limit on bound parameters (SQLite's is 32,766). */
 const IDS_PER_STATEMENT = 500;
 
+/** A disconnected row has no owner. */
+const disconnectedAt = (at: number) =>
+  ({
+    connection_state: 'disconnected',
+    disconnected_at: at,
+    owner_node: null,
+    connection_epoch: null,
+  }) as const;
+
 const toState = (value: string): ConnectionState => (value === 'connected' ? 'connected' : 'disconnected');
 
 function parseDetails(text: string): unknown {
@@ -31,6 +40,10 @@ export class SqlClientRepository implements ClientRepository {
         clientAuthId: row.client_auth_id,
         connectionState: toState(row.connection_state),
         disconnectedAt: row.disconnected_at === null ? null : Number(row.disconnected_at),
+        owner:
+          row.owner_node === null || row.connection_epoch === null
+            ? null
+            : { nodeId: row.owner_node, epoch: Number(row.connection_epoch) },
         details: parseDetails(row.details),
       }));
     });
@@ -42,6 +55,8 @@ export class SqlClientRepository implements ClientRepository {
       connection_state: client.connectionState,
       disconnected_at: client.disconnectedAt,
       details: JSON.stringify(client.details),
+      owner_node: client.owner?.nodeId ?? null,
+      connection_epoch: client.owner?.epoch ?? null,
     };
     return withStorageErrors(async () => {
       const insert = this.database.db.insertInto('clients').values({ id: client.id, ...columns });
@@ -57,7 +72,7 @@ export class SqlClientRepository implements ClientRepository {
     return withStorageErrors(async () => {
       await this.database.db
         .updateTable('clients')
-        .set({ connection_state: 'disconnected', disconnected_at: at })
+        .set(disconnectedAt(at))
         .where('connection_state', '=', 'connected')
         .execute();
     });
@@ -69,7 +84,7 @@ export class SqlClientRepository implements ClientRepository {
         for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
           await trx
             .updateTable('clients')
-            .set({ connection_state: 'disconnected', disconnected_at: at })
+            .set(disconnectedAt(at))
             .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
             .execute();
         }

@@ -280,6 +280,15 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       );
     },
   },
+  {
+    name: '013_client_owner',
+    async up(db) {
+      // Which node holds a connected client and which connection of it (the client directory's owner); NULL while
+      // the client is disconnected. One column per statement (SQLite).
+      await db.schema.alterTable('clients').addColumn('owner_node', 'varchar(255)').execute();
+      await db.schema.alterTable('clients').addColumn('connection_epoch', 'bigint').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -56,13 +56,16 @@ export type UserTablesSchema = {
   group_details_table: GroupDetailsTable;
 };
 
-/** Client records (migration 002_clients); the record's remaining fields are JSON in `details`. */
+/** Client records (migrations 002_clients, 013_client_owner); the record's remaining fields are JSON in `details`. */
 export interface ClientsTable {
   id: string;
   client_auth_id: string;
   connection_state: string;
   disconnected_at: ColumnType<number | string | null, number | null, number | null>;
   details: string;
+  /** The node holding the connected client; NULL while disconnected (and in rows from before 013). */
+  owner_node: ColumnType<string | null, string | null | undefined, string | null>;
+  connection_epoch: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 // Declaration merging adds the table to the schema above.

@@ -1,6 +1,6 @@
 /**
- * Group members are followed one client change at a time (member-index.ts). These tests drive a real registry
- * and group repository over SQLite and check, after every kind of change, that the members are exactly what the
+ * Group members are followed one client change at a time (member-index.ts). These tests drive a real client directory,
+ * live connections, client events and group repository over SQLite and check, after every kind of change, that the members are exactly what the
  * pure matcher says over all clients.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -10,7 +10,9 @@ import { createTestDatabase, type TestDatabase } from '../../../../test-support/
 import { ClientGroupsService } from '../../src/core/client-groups/client-groups-service.js';
 import { GroupMemberIndex } from '../../src/core/client-groups/member-index.js';
 import { isMember } from '../../src/core/client-groups/membership.js';
-import { ClientRegistry, type LiveConnection } from '../../src/core/clients/client-registry.js';
+import { CachedClientDirectory } from '../../src/core/clients/cached-client-directory.js';
+import { LocalClientEvents } from '../../src/core/clients/local-client-events.js';
+import { LiveConnections, type LiveConnection } from '../../src/gateway/live-connections.js';
 import { SqlClientGroupRepository } from '../../src/storage/client-group-repository.js';
 import { SqlClientRepository } from '../../src/storage/client-repository.js';
 import { openDatabase, type Database } from '../../src/storage/database.js';
@@ -22,13 +24,15 @@ const params = (p: Record<string, unknown>): ClientGroupParams => clientGroupPar
 let testDb: TestDatabase;
 let database: Database;
 let now: Date;
-let registry: ClientRegistry;
+let events: LocalClientEvents;
+let directory: CachedClientDirectory;
+let connections: LiveConnections;
 let groups: ClientGroupsService;
 const links = new Map<string, LiveConnection>();
 
 const attach = (id: string, tags: string[], labels: Record<string, string> = {}): void => {
   const link: LiveConnection = { sessionId: `s-${id}`, close: () => undefined };
-  const result = registry.attach(
+  const result = connections.attach(
     link,
     makeHello({ client_id: id, session_id: link.sessionId, tags, labels }),
     who,
@@ -39,20 +43,20 @@ const attach = (id: string, tags: string[], labels: Record<string, string> = {})
 const retag = (id: string, tags: string[], labels: Record<string, string> = {}): void => {
   const link = links.get(id);
   const facts = makeHello().facts;
-  expect(link && registry.updateFacts(id, link, { tags, labels, facts })).toBe(true);
+  expect(link && connections.updateFacts(id, link, { tags, labels, facts })).toBe(true);
 };
 const detach = (id: string): void => {
   const link = links.get(id);
-  if (link) registry.detach(id, link);
+  if (link) connections.detach(id, link);
   links.delete(id);
 };
 const create = (id: string, p: Record<string, unknown>) =>
   groups.create({ id, description: '', params: params(p) });
 const members = async (id: string): Promise<string[] | undefined> => (await groups.get(id)).client_ids;
 
-/** What the pure matcher says: every known client of these params, in the registry's id order. */
+/** What the pure matcher says: every known client of these params, in the directory's id order. */
 const expected = (p: ClientGroupParams): string[] =>
-  registry
+  directory
     .sortedById()
     .filter((r) => isMember(p, r))
     .map((r) => r.id);
@@ -61,13 +65,16 @@ beforeEach(async () => {
   testDb = await createTestDatabase('sqlite');
   database = await openDatabase(testDb.settings, { dataDir: testDb.dataDir });
   now = new Date('2030-01-01T00:00:00Z');
-  registry = new ClientRegistry(new SqlClientRepository(database), { now: () => now }, quiet);
-  await registry.load();
-  groups = new ClientGroupsService(new SqlClientGroupRepository(database), registry);
+  const clock = { now: () => now };
+  events = new LocalClientEvents();
+  directory = new CachedClientDirectory(new SqlClientRepository(database), events, 'node-1', clock, quiet);
+  connections = new LiveConnections(directory, clock);
+  await directory.load();
+  groups = new ClientGroupsService(new SqlClientGroupRepository(database), directory, events);
   links.clear();
 });
 afterEach(async () => {
-  await registry.flush();
+  await directory.flush();
   await database.close();
   await testDb.drop();
 });
@@ -89,7 +96,7 @@ describe('client group members follow client changes', () => {
     expect(await groups.membersOf(['web'])).toEqual(['b']);
 
     // A change of fields no rule reads (tunnels, connection state) keeps the member; it stays after it leaves.
-    registry.setTunnels('b', []);
+    directory.setTunnels('b', []);
     expect(await members('web')).toEqual(['b']);
     detach('b');
     expect(await groups.get('web')).toMatchObject({
@@ -120,7 +127,7 @@ describe('client group members follow client changes', () => {
     attach('B', ['x']);
     attach('b', ['y']);
     expect(await members('x')).toEqual(['a', 'B', 'c']);
-    expect(await groups.membersOf(['x'])).toEqual(registry.idsInOrder().filter((id) => id !== 'b'));
+    expect(await groups.membersOf(['x'])).toEqual(directory.idsInOrder().filter((id) => id !== 'b'));
   });
 
   test('a deleted or purged client leaves every group', async () => {
@@ -130,13 +137,13 @@ describe('client group members follow client changes', () => {
     expect(await groups.membersOf(['all', 'a-or-b'])).toEqual(['a', 'b', 'c']);
 
     detach('a');
-    await registry.delete('a');
+    await directory.delete('a');
     expect(await members('all')).toEqual(['b', 'c']);
     expect(await members('a-or-b')).toEqual(['b']);
 
     detach('b');
     now = new Date(now.getTime() + 3600_000);
-    expect(await registry.purge(60_000)).toBe(1);
+    expect(await directory.purge(60_000)).toBe(1);
     expect(await groups.membersOf(['all', 'a-or-b'])).toEqual(['c']);
     expect(await groups.get('a-or-b')).toMatchObject({ client_ids: [], num_clients: 0 });
   });
@@ -168,14 +175,14 @@ describe('client group members follow client changes', () => {
     expect(await groups.membersOf(['g'])).toEqual(['b']);
   });
 
-  test('after the registry reloads from the database, members are computed again', async () => {
+  test('after the directory reloads from the database, members are computed again', async () => {
     attach('a', ['web']);
     await create('web', { tag: ['web'] });
     expect(await members('web')).toEqual(['a']);
-    await registry.flush();
+    await directory.flush();
     const stored = new SqlClientRepository(database);
     await stored.delete('a');
-    await registry.load();
+    await directory.load();
     expect(await members('web')).toEqual([]);
   });
 
@@ -191,7 +198,7 @@ describe('client group members follow client changes', () => {
     attach('a', ['web']);
     attach('c', ['web']);
     expect(await groups.get('web')).toMatchObject({ client_ids: ['a', 'c'], num_clients_connected: 2 });
-    await registry.closeAll('svcd is stopping');
+    await connections.closeAll('svcd is stopping');
     expect(await groups.get('web')).toMatchObject({ client_ids: ['a', 'c'], num_clients_connected: 0 });
   });
 
@@ -203,7 +210,7 @@ describe('client group members follow client changes', () => {
     await create('all', { client_id: ['c-*'] });
     const groupsOf = await groups.classifier();
     const of = (id: string) => {
-      const record = registry.get(id);
+      const record = directory.get(id);
       expect(record).toBeDefined();
       return record ? groupsOf(record) : [];
     };
@@ -216,11 +223,11 @@ describe('client group members follow client changes', () => {
   test('GET /clients groups: a record read before a change is classified as it was', async () => {
     attach('a', ['web']);
     await create('web', { tag: ['web'] });
-    const before = registry.get('a');
+    const before = directory.get('a');
     retag('a', ['db']);
     const groupsOf = await groups.classifier();
     expect(before && groupsOf(before)).toEqual(['web']);
-    const after = registry.get('a');
+    const after = directory.get('a');
     expect(after && groupsOf(after)).toEqual([]);
   });
 
@@ -245,15 +252,15 @@ describe('client group members follow client changes', () => {
       const id = ids[random(ids.length)] ?? 'c-0';
       const connected = links.has(id);
       const action = random(5);
-      if (!connected && registry.get(id) && action === 0) await registry.delete(id);
+      if (!connected && directory.get(id) && action === 0) await directory.delete(id);
       else if (!connected) attach(id, someTags(), { n: String(random(10)) });
       else if (action === 1) detach(id);
-      else if (action === 2) registry.setTunnels(id, []);
+      else if (action === 2) directory.setTunnels(id, []);
       else retag(id, someTags(), { n: String(random(10)) });
       if (step % 10 === 0) {
         for (const [group, p] of Object.entries(defined)) {
           const want = expected(params(p));
-          const connected = want.filter((c) => registry.get(c)?.connection_state === 'connected');
+          const connected = want.filter((c) => directory.get(c)?.connection_state === 'connected');
           expect(await groups.get(group), `${group} at step ${step}`).toMatchObject({
             client_ids: want,
             num_clients: want.length,
@@ -261,15 +268,15 @@ describe('client group members follow client changes', () => {
           });
         }
         const groupsOf = await groups.classifier();
-        for (const record of registry.sortedById()) {
+        for (const record of directory.sortedById()) {
           const want = Object.keys(defined)
             .sort()
             .filter((g) => isMember(params(defined[g] ?? {}), record));
           expect(groupsOf(record), `groups of ${record.id} at step ${step}`).toEqual(want);
         }
         const all = Object.keys(defined);
-        const union = registry.idsInOrder().filter((c) => {
-          const record = registry.get(c);
+        const union = directory.idsInOrder().filter((c) => {
+          const record = directory.get(c);
           return record !== undefined && all.some((g) => isMember(params(defined[g] ?? {}), record));
         });
         expect(await groups.membersOf(all), `union at step ${step}`).toEqual(union);
@@ -282,7 +289,7 @@ describe('GroupMemberIndex', () => {
   test('keeps at most its limit of groups, dropping the least recently used; a dropped group is rebuilt right', () => {
     attach('a', ['x']);
     attach('b', ['y']);
-    const index = new GroupMemberIndex(registry, 2);
+    const index = new GroupMemberIndex(directory, events, 2);
     const x = params({ tag: ['x'] });
     const y = params({ tag: ['y'] });
     const z = params({ tag: ['z'] });
@@ -293,7 +300,7 @@ describe('GroupMemberIndex', () => {
     expect(index.size).toBe(2);
     expect(index.of(x)).toBe(first);
     retag('a', ['y']);
-    expect([...index.of(y).inOrder(registry.idsInOrder())]).toEqual(['a', 'b']);
-    expect([...index.of(x).inOrder(registry.idsInOrder())]).toEqual([]);
+    expect([...index.of(y).inOrder(directory.idsInOrder())]).toEqual(['a', 'b']);
+    expect([...index.of(x).inOrder(directory.idsInOrder())]).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { JobStatus } from '@svc/protocol';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/databases.js';
+import { LocalClientEvents } from '../../src/core/clients/local-client-events.js';
 import { JobWatch } from '../../src/core/jobs/job-watch.js';
 import { JobsService, RESULT_OVERDUE, newJob } from '../../src/core/jobs/jobs-service.js';
 import { DispatchError, RESULT_GRACE_MS } from '../../src/core/jobs/ports.js';
@@ -30,14 +31,14 @@ test('an overdue job is presumed unknown at its deadline, not before; a late res
   let now = start;
   const clock = { now: () => now };
   const repository = new SqlJobRepository(database);
-  const watch = new JobWatch();
+  const events = new LocalClientEvents();
+  const watch = new JobWatch(events);
   const told: [string, JobStatus][] = [];
   // This test never dispatches: the jobs are stored as if an agent had started them.
   const noAgents = {
     runJob: () => Promise.reject(new DispatchError('offline', 'no agents here')),
-    tunnels: () => undefined,
   };
-  const jobs = new JobsService(repository, { describe: () => undefined }, noAgents, clock, watch);
+  const jobs = new JobsService(repository, { describe: () => undefined }, noAgents, clock, events);
   const run = { command: '/usr/bin/sleep 60', interpreter: '', cwd: '', is_sudo: false, timeout_sec: 5 };
   const origin = { clientId: 'lost-1', clientName: 'lost', createdBy: 'alice', shownCommand: run.command };
   const short = newJob(crypto.randomUUID(), origin, run, start);
@@ -91,7 +92,6 @@ test('a hello that does not list a job its agent started ends it unknown for goo
   const repository = new SqlJobRepository(database);
   const noAgents = {
     runJob: () => Promise.reject(new DispatchError('offline', 'no agents here')),
-    tunnels: () => undefined,
   };
   const jobs = new JobsService(repository, { describe: () => undefined }, noAgents, clock);
   const run = { command: '/usr/bin/true', interpreter: '', cwd: '', is_sudo: false, timeout_sec: 60 };

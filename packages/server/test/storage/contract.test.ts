@@ -96,6 +96,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '009_api_tokens',
           '010_job_recovery',
           '012_library_script_openrport_fields',
+          '013_client_owner',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -475,6 +476,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           clientAuthId: 'auth',
           connectionState: 'connected',
           disconnectedAt: null,
+          owner: { nodeId: 'node-a', epoch: 1 },
           details: { name: id },
         });
       await clients.markDisconnected(ids, 1_700_000_000_000);
@@ -482,12 +484,46 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const disconnected = rows.filter((row) => row.connectionState === 'disconnected');
       expect(disconnected.map((row) => row.id).sort()).toEqual(ids);
       expect(new Set(disconnected.map((row) => row.disconnectedAt))).toEqual(new Set([1_700_000_000_000]));
+      expect(new Set(disconnected.map((row) => row.owner))).toEqual(new Set([null]));
       expect(rows.find((row) => row.id === 'batch-other')).toMatchObject({
         connectionState: 'connected',
         disconnectedAt: null,
+        owner: { nodeId: 'node-a', epoch: 1 },
         details: { name: 'batch-other' },
       });
       await clients.markDisconnected([], 1);
+    });
+
+    it('stores the owner node and connection epoch of a connected client; marking it disconnected clears them', async () => {
+      const clients = new SqlClientRepository(database);
+      // An epoch beyond 2^32 (milliseconds since 1970 seed it): BIGINT on every engine.
+      const owner = { nodeId: 'svcd-node-with-a-long-host-name.example.org', epoch: 1_900_000_000_123 };
+      const row = (id: string, connected: boolean) => ({
+        id,
+        clientAuthId: 'auth',
+        connectionState: connected ? ('connected' as const) : ('disconnected' as const),
+        disconnectedAt: connected ? null : 1_700_000_000_000,
+        owner: connected ? owner : null,
+        details: { name: id },
+      });
+      await clients.save(row('owned-1', true));
+      await clients.save(row('owned-2', true));
+      await clients.save(row('owned-3', false));
+      const read = async (id: string) => (await clients.loadAll()).find((r) => r.id === id);
+      expect(await read('owned-1')).toEqual(row('owned-1', true));
+      expect(await read('owned-3')).toEqual(row('owned-3', false));
+      // A newer connection on another node replaces the owner.
+      const moved = { ...row('owned-1', true), owner: { nodeId: 'node-b', epoch: owner.epoch + 1 } };
+      await clients.save(moved);
+      expect(await read('owned-1')).toEqual(moved);
+      await clients.markDisconnected(['owned-1'], 1_700_000_000_500);
+      expect(await read('owned-1')).toMatchObject({ connectionState: 'disconnected', owner: null });
+      await clients.markAllDisconnected(1_700_000_000_600);
+      expect(await read('owned-2')).toMatchObject({
+        connectionState: 'disconnected',
+        disconnectedAt: 1_700_000_000_600,
+        owner: null,
+      });
     });
   });
 
@@ -885,6 +921,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         clientAuthId: 'auth',
         connectionState: disconnectedAt === null ? 'connected' : 'disconnected',
         disconnectedAt,
+        owner: null,
         details: {},
       });
 

@@ -1,9 +1,9 @@
 /**
- * The tunnel service's bookkeeping with a scripted agent and a real (in-memory SQLite) tunnel store: races,
+ * The tunnels of this node (gateway/tunnel-host.ts, reached through the API's TunnelsService and the local
+ * dispatch, wired as svcd wires them) with a scripted agent and a real (in-memory SQLite) tunnel store: races,
  * re-opens, restarts, expiry, error mapping.
  */
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { ClientRegistry, type LiveConnection } from '../../src/core/clients/client-registry.js';
 import type { ClientRepository, StoredClient } from '../../src/core/clients/ports.js';
 import { PortPool } from '../../src/core/tunnels/port-pool.js';
 import {
@@ -16,7 +16,8 @@ import {
   type TunnelTarget,
 } from '../../src/core/tunnels/ports.js';
 import { parseTunnelRequest } from '../../src/core/tunnels/tunnel-request.js';
-import { LocalDispatch } from '../../src/gateway/local-dispatch.js';
+import type { LiveConnection } from '../../src/gateway/live-connections.js';
+import { singleNodeSeam } from '../../src/client-seam.js';
 import { TunnelsService } from '../../src/core/tunnels/tunnels-service.js';
 import type { UserRecord } from '../../src/core/users/user-store.js';
 import { openDatabase, type Database } from '../../src/storage/database.js';
@@ -112,30 +113,31 @@ async function setup(options: SetupOptions = {}) {
   const database = options.database ?? (await memoryDatabase());
   const repository = new SqlTunnelRepository(database);
   const now = options.now ?? (() => new Date());
-  const registry = new ClientRegistry(
-    new MemoryRepository(),
-    { now },
-    { info: () => undefined, warn: () => undefined },
-  );
   const log = { info: vi.fn(), warn: vi.fn() };
-  const service = new TunnelsService(
-    registry,
-    new LocalDispatch(registry),
-    repository,
-    {
+  const {
+    directory,
+    connections,
+    tunnelHost: host,
+    dispatch,
+  } = singleNodeSeam({
+    nodeId: 'node-1',
+    clients: new MemoryRepository(),
+    tunnels: repository,
+    tunnelSettings: {
       pool: new PortPool(options.used ?? ['5000-5002'], []),
       checkPortTimeoutMs: 1000,
       minuteMs: 60_000,
       publicHost: options.publicHost,
       random: () => 0,
     },
-    { now },
+    clock: { now },
     log,
-  );
+  });
+  const service = new TunnelsService(directory, dispatch);
   const connect = (id = 'c1', session = 's1') => {
     const agent = new FakeAgent();
     const connection: LiveConnection = { sessionId: session, close: () => undefined, tunnels: agent };
-    registry.attach(connection, makeHello({ client_id: id, session_id: session }), {
+    connections.attach(connection, makeHello({ client_id: id, session_id: session }), {
       clientAuthId: 'a',
       address: 'x',
     });
@@ -145,10 +147,10 @@ async function setup(options: SetupOptions = {}) {
     service.open(USER, id, parseTunnelRequest({ check_port: 'false', ...query }), 'api.example.org');
   /** The open tunnels shown in the client record, once the re-opening after a connect has finished. */
   const shown = async (id: string, ids: string[]) => {
-    await vi.waitFor(() => expect(registry.get(id)?.tunnels.map((t) => t.id)).toEqual(ids));
-    return registry.get(id)?.tunnels ?? [];
+    await vi.waitFor(() => expect(directory.get(id)?.tunnels.map((t) => t.id)).toEqual(ids));
+    return directory.get(id)?.tunnels ?? [];
   };
-  return { database, repository, registry, service, connect, open, shown, log };
+  return { database, repository, directory, connections, host, service, connect, open, shown, log };
 }
 
 const codeOf = (promise: Promise<unknown>) =>
@@ -159,16 +161,16 @@ const codeOf = (promise: Promise<unknown>) =>
 
 describe('TunnelsService', () => {
   test('opens on the first free pool port, shows the tunnel in the record, deletes it', async () => {
-    const { registry, service, connect, open } = await setup();
+    const { directory, service, connect, open } = await setup();
     const { agent } = connect();
     agent.busy.add(5000);
     const tunnel = await open({ remote: '22', acl: '10.0.0.0/8', 'auto-close': '90s' });
     expect(tunnel).toMatchObject({ id: '1', lhost: '0.0.0.0', lport: '5001', rport: '22', auto_close: 90 });
     expect(agent.listens.map((l) => l.port)).toEqual([5000, 5001]);
     expect(agent.listens[1]).toMatchObject({ idleMs: 5 * 60_000, clientId: 'c1', tunnelId: '1' });
-    expect(registry.get('c1')?.tunnels).toEqual([tunnel]);
+    expect(directory.get('c1')?.tunnels).toEqual([tunnel]);
     await service.delete(USER, 'c1', '1', false);
-    expect(registry.get('c1')?.tunnels).toEqual([]);
+    expect(directory.get('c1')?.tunnels).toEqual([]);
     expect(agent.forwards).toEqual(['+127.0.0.1:22', '-127.0.0.1:22']);
     expect(agent.handles[0]?.closed).toBe(true);
   });
@@ -192,7 +194,7 @@ describe('TunnelsService', () => {
   });
 
   test('agent answers map to 409s; unknown and disconnected clients to 404s', async () => {
-    const { registry, connect, open } = await setup();
+    const { connections, connect, open } = await setup();
     expect(await codeOf(open({ remote: '22' }, 'ghost'))).toBe('ERR_CLIENT_NOT_FOUND');
     const { agent, connection } = connect();
     agent.allowedAnswer = false;
@@ -204,26 +206,26 @@ describe('TunnelsService', () => {
     expect(await codeOf(open({ remote: '22' }))).toBe('ERR_TUNNEL_NOT_ALLOWED');
     agent.forwardError = new TunnelAgentError('failed', 'boom');
     expect(await codeOf(open({ remote: '22' }))).toBe('ERR_TUNNEL_FAILED');
-    registry.detach('c1', connection);
+    connections.detach('c1', connection);
     expect(await codeOf(open({ remote: '22' }))).toBe('ERR_CLIENT_NOT_CONNECTED');
   });
 
   test('a client that disconnects while its tunnel is being opened gets no listener', async () => {
-    const { registry, service, connect, open } = await setup();
+    const { connections, host, connect, open } = await setup();
     const { agent, connection } = connect();
     let release: (() => void) | undefined;
     agent.beforeForward = () => new Promise((resolve) => (release = resolve));
     const opening = codeOf(open({ remote: '22' }));
     await vi.waitFor(() => expect(release).toBeDefined());
-    registry.detach('c1', connection);
+    connections.detach('c1', connection);
     release?.();
     expect(await opening).toBe('ERR_CLIENT_NOT_CONNECTED');
     expect(agent.handles.every((h) => h.closed)).toBe(true);
-    expect(service.handles('c1')).toEqual([]);
+    expect(host.handles('c1')).toEqual([]);
   });
 
   test('busy tunnels need force; an expiry removes the tunnel and tells the agent', async () => {
-    const { registry, service, connect, open, log } = await setup();
+    const { directory, service, connect, open, log } = await setup();
     const { agent } = connect();
     const first = await open({ remote: '22' });
     const second = await open({ remote: '23' });
@@ -233,7 +235,7 @@ describe('TunnelsService', () => {
     await service.delete(USER, 'c1', first.id, true);
     expect(await codeOf(service.delete(USER, 'c1', first.id, true))).toBe('ERR_TUNNEL_NOT_FOUND');
     agent.expire[1]?.('idle timeout');
-    expect(registry.get('c1')?.tunnels).toEqual([]);
+    expect(directory.get('c1')?.tunnels).toEqual([]);
     expect(agent.forwards).toContain('-127.0.0.1:23');
     expect(log.info).toHaveBeenCalledWith(
       expect.objectContaining({ tunnel_id: second.id, reason: 'idle timeout' }),
@@ -243,7 +245,7 @@ describe('TunnelsService', () => {
 
   test('reconnect: same ports, another pool port when taken, explicit ones kept for later, auto-closed ones gone', async () => {
     let now = 1_000_000;
-    const { registry, repository, service, connect, open, shown, log } = await setup({
+    const { directory, connections, host, repository, connect, open, shown, log } = await setup({
       used: ['5000-5005'],
       now: () => new Date(now),
     });
@@ -252,13 +254,13 @@ describe('TunnelsService', () => {
     const b = await open({ remote: '23' });
     const c = await open({ remote: '24', local: '5005' });
     const d = await open({ remote: '25', 'auto-close': '1m' });
-    registry.detach('c1', first.connection);
+    connections.detach('c1', first.connection);
     expect(first.agent.handles.every((h) => h.closed)).toBe(true);
-    expect(registry.get('c1')?.tunnels).toEqual([]);
+    expect(directory.get('c1')?.tunnels).toEqual([]);
     now += 120_000;
     const attach = (session: string, agent: FakeAgent) => {
       const connection = { sessionId: session, close: () => undefined, tunnels: agent };
-      registry.attach(connection, makeHello({ client_id: 'c1', session_id: session }), {
+      connections.attach(connection, makeHello({ client_id: 'c1', session_id: session }), {
         clientAuthId: 'a',
         address: 'x',
       });
@@ -271,7 +273,7 @@ describe('TunnelsService', () => {
     const [again, moved] = await shown('c1', [a.id, b.id]);
     expect(again).toEqual(a);
     expect(moved?.lport).not.toBe(b.lport);
-    expect(service.handles('c1').map((h) => h.id)).toEqual([a.id, b.id]);
+    expect(host.handles('c1').map((h) => h.id)).toEqual([a.id, b.id]);
     expect(log.warn).toHaveBeenCalledWith(
       expect.objectContaining({ client_id: 'c1', tunnel: expect.objectContaining({ id: c.id }) }),
       'tunnel could not be re-opened after the client reconnected; kept, tried again at the next reconnect',
@@ -280,7 +282,7 @@ describe('TunnelsService', () => {
       { client_id: 'c1', tunnel_id: d.id },
       'tunnel auto-closed while the client was away',
     );
-    await service.closeAll();
+    await host.closeAll();
     const stored = await repository.listByClient('c1');
     expect(stored.map((t) => [String(t.id), String(t.lport)])).toEqual([
       [a.id, a.lport],
@@ -288,7 +290,7 @@ describe('TunnelsService', () => {
       [c.id, '5005'],
     ]);
     // The ids go on from where they were; the kept tunnel still counts as a duplicate.
-    registry.detach('c1', secondConnection);
+    connections.detach('c1', secondConnection);
     const third = new FakeAgent();
     attach('s3', third);
     const all = await shown('c1', [a.id, b.id, c.id]);
@@ -306,7 +308,7 @@ describe('TunnelsService', () => {
     expect(a).toMatchObject({ scheme: 'ssh', tunnel_url: `ssh://api.example.org:${a.lport}` });
     expect(b).toMatchObject({ scheme: null, tunnel_url: null, lhost: '127.0.0.1', lport: '5007' });
     expect(c).toMatchObject({ scheme: 'https', tunnel_url: `https://api.example.org:${c.lport}` });
-    await before.service.closeAll();
+    await before.host.closeAll();
 
     const after = await setup({ used: ['5000-5009'], database: before.database });
     // Another client connecting first gets none of the stored ports.
@@ -349,7 +351,7 @@ describe('TunnelsService', () => {
   });
 
   test('DELETE and the expiries delete the stored definition; a tunnel of a client that is away can be deleted', async () => {
-    const { registry, repository, service, connect, open } = await setup();
+    const { connections, repository, service, connect, open } = await setup();
     const { agent, connection } = connect();
     const a = await open({ remote: '22' });
     const b = await open({ remote: '23' });
@@ -357,7 +359,7 @@ describe('TunnelsService', () => {
     await service.delete(USER, 'c1', a.id, false);
     agent.expire[1]?.('idle timeout');
     await vi.waitFor(async () => expect((await repository.listByClient('c1')).map((t) => t.id)).toEqual([3]));
-    registry.detach('c1', connection);
+    connections.detach('c1', connection);
     expect(await codeOf(service.delete(USER, 'c1', b.id, false))).toBe('ERR_TUNNEL_NOT_FOUND');
     expect(await codeOf(service.delete(USER, 'c1', 'x', false))).toBe('ERR_TUNNEL_NOT_FOUND');
     await service.delete(USER, 'c1', c.id, false);

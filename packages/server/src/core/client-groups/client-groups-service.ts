@@ -9,7 +9,8 @@ import {
   type UpdateClientGroupBody,
 } from '@svc/protocol';
 import type { ClientRecord } from '../clients/client-record.js';
-import type { ClientRegistry } from '../clients/client-registry.js';
+import type { ClientDirectory } from '../clients/client-directory.js';
+import type { ClientEvents } from '../clients/client-events.js';
 import type { GroupClassifier } from '../clients/ports.js';
 import { groupErrors } from './group-errors.js';
 import { GroupMemberIndex, type GroupMembers } from './member-index.js';
@@ -21,7 +22,7 @@ const MEMBER_FIELDS = ['client_ids', 'num_clients', 'num_clients_connected'];
 
 /**
  * Client groups (spec 2.11, 4.11). Groups are stored in the database (the truth, shared by every node) and read
- * on each request; their members come from the registry's cached client records through a member index that
+ * on each request; their members come from the client directory's records through a member index that
  * follows every record change, so a client whose tags change moves in or out at once. A member is any client
  * svcd knows, connected or not (as OpenRPort: "active" = not purged).
  */
@@ -30,9 +31,10 @@ export class ClientGroupsService implements GroupClassifier {
 
   constructor(
     private readonly repository: ClientGroupRepository,
-    private readonly registry: ClientRegistry,
+    private readonly directory: ClientDirectory,
+    events: ClientEvents,
   ) {
-    this.index = new GroupMemberIndex(registry);
+    this.index = new GroupMemberIndex(directory, events);
   }
 
   async list(query: ListQuery): Promise<{ data: Partial<ClientGroup>[]; count: number }> {
@@ -101,7 +103,7 @@ export class ClientGroupsService implements GroupClassifier {
     const found = new Set(groups.map((g) => g.id));
     const missing = wanted.find((id) => !found.has(id));
     if (missing !== undefined) throw groupErrors.notFound(missing);
-    const order = this.registry.idsInOrder();
+    const order = this.directory.idsInOrder();
     const [first] = groups;
     if (groups.length === 1 && first) return [...this.index.of(first.params).inOrder(order)];
     return this.index.unionInOrder(
@@ -118,8 +120,8 @@ export class ClientGroupsService implements GroupClassifier {
     let calls = 0;
     let byClient: { version: number; groups: Map<string, string[]> } | undefined;
     return (record) => {
-      // The member sets hold the registry's current records; a record read earlier is matched as it was.
-      if (this.registry.get(record.id) !== record) {
+      // The member sets hold the directory's current records; a record read earlier is matched as it was.
+      if (this.directory.get(record.id) !== record) {
         const view = matchView(record);
         return members.filter((g) => g.members.matches(view)).map((g) => g.id);
       }
@@ -128,8 +130,8 @@ export class ClientGroupsService implements GroupClassifier {
         return members.filter((g) => g.members.has(record.id)).map((g) => g.id);
       }
       // Listing many clients: one pass over the member sets, instead of every group's set for every client.
-      if (byClient?.version !== this.registry.version) {
-        byClient = { version: this.registry.version, groups: groupsByClient(members) };
+      if (byClient?.version !== this.directory.version) {
+        byClient = { version: this.directory.version, groups: groupsByClient(members) };
       }
       return byClient.groups.get(record.id) ?? [];
     };
@@ -138,7 +140,7 @@ export class ClientGroupsService implements GroupClassifier {
   private present(group: StoredClientGroup, withMembers: boolean): ClientGroup {
     const members = withMembers ? this.index.of(group.params) : undefined;
     // A copy: the cached list is shared.
-    const ids = members ? [...members.inOrder(this.registry.idsInOrder())] : [];
+    const ids = members ? [...members.inOrder(this.directory.idsInOrder())] : [];
     return {
       id: group.id,
       description: group.description,

@@ -1,6 +1,7 @@
 import type { ClientGroupParams } from '@svc/protocol';
 import type { ClientRecord } from '../clients/client-record.js';
-import type { ClientRegistry, RecordWatcher } from '../clients/client-registry.js';
+import type { ClientDirectory } from '../clients/client-directory.js';
+import type { ClientEvents } from '../clients/client-events.js';
 import {
   compileGroupParams,
   matchView,
@@ -26,7 +27,7 @@ const DEFAULT_MAX_GROUPS = 1_000;
 export class GroupMembers {
   private readonly ids = new Set<string>();
   private connectedCount = 0;
-  /** The members in client id order, valid while `orderedFrom` is the registry's current id order. */
+  /** The members in client id order, valid while `orderedFrom` is the directory's current id order. */
   private ordered: readonly string[] | undefined;
   private orderedFrom: readonly string[] | undefined;
 
@@ -61,7 +62,7 @@ export class GroupMembers {
     return this.ids.values();
   }
 
-  /** The member ids in `idsInOrder`'s order (the registry's, as GET /clients sorts). Do not modify. */
+  /** The member ids in `idsInOrder`'s order (the directory's, as GET /clients sorts). Do not modify. */
   inOrder(idsInOrder: readonly string[]): readonly string[] {
     if (this.ordered === undefined || this.orderedFrom !== idsInOrder) {
       this.ordered = idsInOrder.filter((id) => this.ids.has(id));
@@ -87,19 +88,24 @@ export class GroupMembers {
  * The members of the groups in use, computed over every client once per group version and then followed: a
  * changed client record is matched against each group once, instead of every client against every group on each
  * read. Keyed by params, so a group changed on another svcd node (read from the database on every request) gets
- * a fresh member set; the registry is the source, so this is a cache any node rebuilds by itself.
+ * a fresh member set; the client directory is the source, so this is a cache any node rebuilds by itself.
  */
-export class GroupMemberIndex implements RecordWatcher {
+export class GroupMemberIndex {
   /** In least-recently-used order: a use moves a group to the end, the first is dropped when full. */
   private readonly groups = new Map<string, GroupMembers>();
-  /** Each client id's position in `ranksOf`, for the registry's id order of that time. */
+  /** Each client id's position in `ranksOf`, for the directory's id order of that time. */
   private ranks: { of: readonly string[]; rank: Map<string, number> } | undefined;
 
   constructor(
-    private readonly registry: ClientRegistry,
+    private readonly directory: ClientDirectory,
+    events: ClientEvents,
     private readonly maxGroups = DEFAULT_MAX_GROUPS,
   ) {
-    registry.watchRecords(this);
+    // Synchronous and in order: a member set follows one record change at a time.
+    events.subscribe('recordChanged', ({ clientId, before, after }) =>
+      this.recordChanged(clientId, before, after),
+    );
+    events.subscribe('recordsReloaded', () => this.recordsReloaded());
   }
 
   /** The members of the group of these params. */
@@ -111,8 +117,8 @@ export class GroupMemberIndex implements RecordWatcher {
     } else {
       members = new GroupMembers(
         compileGroupParams(params),
-        this.registry.sortedById(),
-        this.registry.idsInOrder(),
+        this.directory.sortedById(),
+        this.directory.idsInOrder(),
       );
       if (this.groups.size >= this.maxGroups) {
         const oldest = this.groups.keys().next();
@@ -123,7 +129,7 @@ export class GroupMemberIndex implements RecordWatcher {
     return members;
   }
 
-  /** The clients in any of these groups, in `idsInOrder`'s order (the registry's), each once. */
+  /** The clients in any of these groups, in `idsInOrder`'s order (the directory's), each once. */
   unionInOrder(groups: readonly GroupMembers[], idsInOrder: readonly string[]): string[] {
     if (this.ranks?.of !== idsInOrder) {
       this.ranks = { of: idsInOrder, rank: new Map(idsInOrder.map((id, n) => [id, n])) };

@@ -1,7 +1,7 @@
 import { applyListQuery, pickFields, type ListQuery } from '@svc/protocol';
 import { GROUPS_FIELD } from './client-list.js';
 import type { ClientRecord } from './client-record.js';
-import { clientNotFound, type ClientRegistry } from './client-registry.js';
+import { clientNotFound, type ClientDirectory } from './client-directory.js';
 import type { GroupClassifier } from './ports.js';
 import { SortCache, sortByStrings } from './sorted-view.js';
 
@@ -10,12 +10,12 @@ export type ListedClient = ClientRecord & { groups?: string[] };
 
 const noGroups: GroupClassifier = { classifier: () => Promise.resolve(() => []) };
 
-/** The clients API (spec 4.12) over the registry; any authenticated user. */
+/** The clients API (spec 4.12) over the client directory; any authenticated user. */
 export class ClientsService {
   private readonly orders = new SortCache();
 
   constructor(
-    private readonly registry: ClientRegistry,
+    private readonly directory: ClientDirectory,
     private readonly groups: GroupClassifier = noGroups,
   ) {}
 
@@ -25,14 +25,14 @@ export class ClientsService {
    * only the page is copied. Group membership is computed only when `groups` is filtered on or asked for.
    */
   async list(query: ListQuery): Promise<{ data: Partial<ListedClient>[]; count: number }> {
-    const byId = () => this.registry.sortedById();
+    const byId = () => this.directory.sortedById();
     const [first] = query.sort;
     let ordered: ClientRecord[] | undefined;
     if (query.sort.length === 1 && first?.field === 'id') {
       ordered = first.direction === 'asc' ? byId() : byId().reverse();
     } else {
       const key = query.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field}`).join(',');
-      ordered = this.orders.get(this.registry.version, key, () => sortByStrings(byId(), query.sort));
+      ordered = this.orders.get(this.directory.version, key, () => sortByStrings(byId(), query.sort));
     }
     const needsGroups =
       query.fields?.includes(GROUPS_FIELD) === true ||
@@ -67,7 +67,7 @@ export class ClientsService {
   }
 
   async get(id: string, fields?: readonly string[]): Promise<Partial<ListedClient>> {
-    const record = this.registry.get(id);
+    const record = this.directory.get(id);
     if (!record) throw clientNotFound(id);
     if (!fields?.includes(GROUPS_FIELD)) return pickFields(record, fields);
     const groupsOf = await this.groups.classifier();
@@ -75,6 +75,6 @@ export class ClientsService {
   }
 
   delete(id: string): Promise<void> {
-    return this.registry.delete(id);
+    return this.directory.delete(id);
   }
 }

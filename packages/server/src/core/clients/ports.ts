@@ -1,3 +1,4 @@
+import type { ClientOwner } from './client-events.js';
 import type { ClientRecord, ConnectionState } from './client-record.js';
 
 /** Checks an agent's SSH password login: user = client-auth-id. */
@@ -12,17 +13,19 @@ export interface StoredClient {
   connectionState: ConnectionState;
   /** Epoch milliseconds, null while connected. */
   disconnectedAt: number | null;
+  /** The node and connection epoch holding the connected client; null while it is disconnected. */
+  owner: ClientOwner | null;
   details: unknown;
 }
 
-/** Persistence of client records; the database is the truth, the registry keeps a cache of it. */
+/** Persistence of client records; the database is the truth, the client directory keeps a cache of it. */
 export interface ClientRepository {
   loadAll(): Promise<StoredClient[]>;
   /** Inserts or replaces the row of `client.id`. */
   save(client: StoredClient): Promise<void>;
-  /** Marks every connected row disconnected at `at` (start-up: no connection survives a restart). */
+  /** Marks every connected row disconnected at `at`, without an owner (start-up of the only node). */
   markAllDisconnected(at: number): Promise<void>;
-  /** Marks these rows disconnected at `at` in one go (shutdown: this node's clients). */
+  /** Marks these rows disconnected at `at`, without an owner, in one go (shutdown: this node's clients). */
   markDisconnected(ids: readonly string[], at: number): Promise<void>;
   /** Deletes the row and what is stored for the client (its tunnel definitions) at once. */
   delete(id: string): Promise<boolean>;

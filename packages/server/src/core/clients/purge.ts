@@ -1,4 +1,4 @@
-import type { ClientRegistry } from './client-registry.js';
+import type { ClientDirectory } from './client-directory.js';
 import type { ClientsLog } from './ports.js';
 
 export interface PurgeSettings {
@@ -9,7 +9,7 @@ export interface PurgeSettings {
 
 /** Every `intervalMs`, deletes clients disconnected longer than `keepMs`. Returns the stop function. */
 export function schedulePurge(
-  registry: ClientRegistry,
+  directory: Pick<ClientDirectory, 'purge'>,
   settings: PurgeSettings,
   log: ClientsLog,
 ): () => void {
@@ -17,7 +17,7 @@ export function schedulePurge(
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    registry
+    directory
       .purge(settings.keepMs)
       .then((count) => {
         if (count > 0) log.info({ count }, 'purged disconnected clients');

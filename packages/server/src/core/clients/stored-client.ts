@@ -1,15 +1,17 @@
 import type { SystemFacts } from '@svc/protocol';
+import type { ClientOwner } from './client-events.js';
 import { assemble, type ClientRecord } from './client-record.js';
 import type { StoredClient } from './ports.js';
 
-/** The row of a record: the columns the database queries on, the rest as details. */
-export function toStored(record: ClientRecord): StoredClient {
+/** The row of a record and its owner: the columns the database queries on, the rest as details. */
+export function toStored(record: ClientRecord, owner: ClientOwner | undefined): StoredClient {
   const { id, client_auth_id, connection_state, disconnected_at, ...details } = record;
   return {
     id,
     clientAuthId: client_auth_id,
     connectionState: connection_state,
     disconnectedAt: disconnected_at === null ? null : Date.parse(disconnected_at),
+    owner: connection_state === 'connected' && owner ? { ...owner } : null,
     details,
   };
 }

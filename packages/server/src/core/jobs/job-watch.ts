@@ -1,6 +1,7 @@
 import type { JobStatus } from '@svc/protocol';
+import type { ClientEvents, OutputStream, Unsubscribe } from '../clients/client-events.js';
 
-export type OutputStream = 'stdout' | 'stderr';
+export type { OutputStream } from '../clients/client-events.js';
 
 /** Someone interested in the life of certain jobs (a sequential runner, a WebSocket session). */
 export interface JobListener {
@@ -16,36 +17,42 @@ export interface JobOutputListener {
   chunk(clientId: string, jid: string, stream: OutputStream, text: string): void;
 }
 
-/**
- * In-process notifications by job id: live output chunks and the moment a result is stored. A listener is
- * registered per watched jid (many jids may share one listener object) and dropped when the job finishes or
- * its watcher stops watching, so nothing lives longer than the interest in it.
- */
-export class JobWatch implements JobOutputListener {
-  private readonly watched = new Map<string, { clientId: string; listener: JobListener }>();
+/** The gateway's job output, published as client events (`jobOutput`). */
+export const jobOutputTo = (events: ClientEvents): JobOutputListener => ({
+  wants: (jid) => events.followed('jobOutput', jid),
+  chunk: (clientId, jid, stream, text) => events.publish('jobOutput', { clientId, jid, stream, text }),
+});
 
+/**
+ * One owner's watched jobs, over the client events of each jid: live output chunks and the moment a result is
+ * stored. A jid has one listener here (many jids may share one listener object); it is dropped when the job
+ * finishes or its watcher stops watching, so nothing lives longer than the interest in it.
+ */
+export class JobWatch {
+  private readonly watched = new Map<string, Unsubscribe>();
+
+  constructor(private readonly events: ClientEvents) {}
+
+  /** Output of a job is passed on only when it came from the job's own client. */
   watch(jid: string, clientId: string, listener: JobListener): void {
-    this.watched.set(jid, { clientId, listener });
+    this.unwatch(jid);
+    const output = this.events.subscribeTo('jobOutput', jid, (event) => {
+      if (event.clientId === clientId) listener.chunk?.(jid, event.stream, event.text);
+    });
+    const finished = this.events.subscribeTo('jobFinished', jid, (event) => {
+      this.unwatch(jid);
+      listener.finished(jid, event.status);
+    });
+    this.watched.set(jid, () => {
+      output();
+      finished();
+    });
   }
 
   unwatch(jid: string): void {
+    const stop = this.watched.get(jid);
+    if (!stop) return;
     this.watched.delete(jid);
-  }
-
-  wants(jid: string): boolean {
-    return this.watched.has(jid);
-  }
-
-  /** Output of a job is passed on only when it came from the job's own client. */
-  chunk(clientId: string, jid: string, stream: OutputStream, text: string): void {
-    const entry = this.watched.get(jid);
-    if (entry?.clientId === clientId) entry.listener.chunk?.(jid, stream, text);
-  }
-
-  finished(jid: string, status: JobStatus): void {
-    const entry = this.watched.get(jid);
-    if (!entry) return;
-    this.watched.delete(jid);
-    entry.listener.finished(jid, status);
+    stop();
   }
 }

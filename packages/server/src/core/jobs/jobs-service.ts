@@ -11,7 +11,7 @@ import {
 } from './job-writes.js';
 import { jobErrors } from './job-errors.js';
 import type { AgentDispatch } from '../dispatch.js';
-import type { JobWatch } from './job-watch.js';
+import type { ClientEvents } from '../clients/client-events.js';
 import {
   DispatchError,
   RESULT_GRACE_MS,
@@ -37,10 +37,10 @@ export class JobsService implements JobResultSink {
   constructor(
     private readonly repository: JobRepository,
     private readonly clients: JobClients,
-    private readonly dispatch: AgentDispatch,
+    private readonly dispatch: Pick<AgentDispatch, 'runJob'>,
     private readonly clock: Clock,
-    /** Told when a result is stored, so runners and live sessions learn that a job ended. */
-    private readonly watch?: JobWatch,
+    /** Told when a result is stored (`jobFinished`), so runners and live sessions learn that a job ended. */
+    private readonly events?: Pick<ClientEvents, 'publish'>,
   ) {
     this.writes = new GroupCommit(
       (items) => writeJobs(repository, items),
@@ -94,7 +94,7 @@ export class JobsService implements JobResultSink {
         },
       },
     });
-    if (stored) this.watch?.finished(jid, end.status);
+    if (stored) this.events?.publish('jobFinished', { jid, status: end.status });
     return stored;
   }
 
@@ -112,7 +112,7 @@ export class JobsService implements JobResultSink {
     const outcome = unknownOutcome(LOST_ON_RECONNECT, this.clock.now(), false);
     const stored = await this.repository.finishMany(lost.map((jid) => ({ clientId, jid, outcome })));
     lost.forEach((jid, i) => {
-      if (stored[i]) this.watch?.finished(jid, 'unknown');
+      if (stored[i]) this.events?.publish('jobFinished', { jid, status: 'unknown' });
     });
   }
 
@@ -132,7 +132,7 @@ export class JobsService implements JobResultSink {
         overdue.map(({ jid, clientId }) => ({ clientId, jid, outcome })),
       );
       overdue.forEach(({ jid }, i) => {
-        if (stored[i]) this.watch?.finished(jid, 'unknown');
+        if (stored[i]) this.events?.publish('jobFinished', { jid, status: 'unknown' });
       });
       ended += stored.filter(Boolean).length;
       if (overdue.length < batch) return ended;
@@ -158,7 +158,7 @@ export class JobsService implements JobResultSink {
           outcome: failedOutcome(DISPATCH_FAILURE_PREFIX[err.reason] + err.message, this.clock.now()),
         },
       });
-      this.watch?.finished(job.jid, 'failed');
+      this.events?.publish('jobFinished', { jid: job.jid, status: 'failed' });
       return err;
     }
     answered?.();

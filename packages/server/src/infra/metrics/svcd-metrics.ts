@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { JOB_STATUSES } from '@svc/protocol';
-import type { ClientCounts, ClientObserver } from '../../core/clients/client-registry.js';
+import type { ClientDirectory } from '../../core/clients/client-directory.js';
+import type { ClientEvents } from '../../core/clients/client-events.js';
 import type { JobTally } from '../../core/jobs/job-tally.js';
 import type { AgentLinkStats } from '../../gateway/agent-link.js';
 import type { RequestObserver } from '../../http/request-observer.js';
@@ -8,7 +9,9 @@ import type { DescriptorUse } from '../descriptor-gauge.js';
 
 /** What the metrics read when scraped; nothing here is called per event. */
 export interface MetricSources {
-  clients: { counts(): ClientCounts; observe(observer: ClientObserver): void };
+  clients: Pick<ClientDirectory, 'counts'>;
+  /** Hellos accepted are counted from the `attached` events. */
+  events: Pick<ClientEvents, 'subscribe'>;
   jobs: JobTally;
   tunnels: { openCount(): number };
   /** Undefined until the agent listener is up. */
@@ -84,11 +87,7 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
     help: 'Agent connections accepted (hello accepted) since start; reconnects count again.',
     registers,
   });
-  sources.clients.observe({
-    attached: () => connects.inc(),
-    detached: () => undefined,
-    removed: () => undefined,
-  });
+  sources.events.subscribe('attached', () => connects.inc());
 
   new Gauge({
     name: 'svcd_agent_handshakes_in_flight',

@@ -1,12 +1,12 @@
-import type { ClientRegistry } from '../clients/client-registry.js';
+import type { ClientDirectory } from '../clients/client-directory.js';
 import type { ClientRecord } from '../clients/client-record.js';
 import type { TargetClient, TargetClients } from './multi-job-ports.js';
 import type { JobClients } from './ports.js';
 
-/** What the jobs domain needs of a client, read from the registry's records. */
-export const registryJobClients = (registry: ClientRegistry): JobClients => ({
+/** What the jobs domain needs of a client, read from the client directory. */
+export const directoryJobClients = (directory: ClientDirectory): JobClients => ({
   describe(clientId) {
-    const record = registry.get(clientId);
+    const record = directory.get(clientId);
     return record && { name: record.name, connected: record.connection_state === 'connected' };
   },
 });
@@ -19,13 +19,13 @@ const asTarget = (record: ClientRecord): TargetClient => ({
   labels: record.labels,
 });
 
-/** The clients a multi-client job may target, read from the registry's records. */
-export const registryTargetClients = (registry: ClientRegistry): TargetClients => ({
+/** The clients a multi-client job may target, read from the client directory. */
+export const directoryTargetClients = (directory: ClientDirectory): TargetClients => ({
   get(id) {
-    const record = registry.get(id);
+    const record = directory.get(id);
     return record && asTarget(record);
   },
   *all() {
-    for (const record of registry.sortedById()) yield asTarget(record);
+    for (const record of directory.sortedById()) yield asTarget(record);
   },
 });

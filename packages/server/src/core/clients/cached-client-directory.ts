@@ -1,0 +1,214 @@
+import { AppError, ERROR_CODES, applyListQuery, type FactsUpdate, type Hello } from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import {
+  clientNotFound,
+  type Attached,
+  type ClientCounts,
+  type ClientDirectory,
+  type ConnectionIdentity,
+} from './client-directory.js';
+import type { ClientEvents, ClientOwner } from './client-events.js';
+import {
+  connectedRecord,
+  disconnectedRecord,
+  withFacts,
+  withTunnels,
+  type ClientRecord,
+  type ClientTunnel,
+} from './client-record.js';
+import { KeyedQueue } from './keyed-queue.js';
+import type { ClientRepository, ClientsLog } from './ports.js';
+import { fromStored, toStored } from './stored-client.js';
+
+const isConnected = (record: ClientRecord | undefined): boolean => record?.connection_state === 'connected';
+
+/**
+ * The client directory of a single svcd: the database is the truth for records and this node the only writer,
+ * so it keeps a cache of them (listing 10k clients parses no JSON) that every change updates before it is
+ * persisted. Writes of one client are applied in order; a failed write is logged and the cache keeps the new
+ * state. Every connected client is held by this node.
+ */
+export class CachedClientDirectory implements ClientDirectory {
+  private readonly records = new Map<string, ClientRecord>();
+  private readonly owners = new Map<string, ClientOwner>();
+  private readonly writes = new KeyedQueue();
+  private sortedIds: string[] | undefined;
+  private changes = 0;
+  private connected = 0;
+  private lastEpoch = 0;
+
+  constructor(
+    private readonly repository: ClientRepository,
+    private readonly events: ClientEvents,
+    private readonly nodeId: string,
+    private readonly clock: Clock,
+    private readonly log: ClientsLog,
+  ) {}
+
+  /** Start-up: no connection survives a restart of the only node, so every stored client is disconnected. */
+  async load(): Promise<void> {
+    await this.repository.markAllDisconnected(this.clock.now().getTime());
+    const rows = await this.repository.loadAll();
+    this.records.clear();
+    this.owners.clear();
+    this.connected = 0;
+    this.changes += 1;
+    for (const row of rows) {
+      const record = fromStored(row);
+      this.records.set(row.id, record);
+      if (isConnected(record)) this.connected += 1;
+    }
+    this.sortedIds = undefined;
+    this.events.publish('recordsReloaded', {});
+  }
+
+  get version(): number {
+    return this.changes;
+  }
+
+  get(id: string): ClientRecord | undefined {
+    return this.records.get(id);
+  }
+
+  owner(id: string): ClientOwner | undefined {
+    return this.owners.get(id);
+  }
+
+  idsInOrder(): readonly string[] {
+    this.sortedIds ??= applyListQuery(
+      [...this.records.keys()].map((id) => ({ id })),
+      { sort: [{ field: 'id', direction: 'asc' }], filters: [] },
+    ).data.map((item) => item.id ?? '');
+    return this.sortedIds;
+  }
+
+  sortedById(): ClientRecord[] {
+    const out: ClientRecord[] = [];
+    for (const id of this.idsInOrder()) {
+      const record = this.records.get(id);
+      if (record) out.push(record);
+    }
+    return out;
+  }
+
+  counts(): ClientCounts {
+    return { connected: this.connected, disconnected: this.records.size - this.connected };
+  }
+
+  countByCredential(clientAuthId: string): number {
+    let count = 0;
+    for (const id of this.owners.keys())
+      if (this.records.get(id)?.client_auth_id === clientAuthId) count += 1;
+    return count;
+  }
+
+  attach(hello: Hello, who: ConnectionIdentity): Attached {
+    const id = hello.client_id;
+    // Increasing within the process, and across restarts while the clock does not go back.
+    this.lastEpoch = Math.max(this.lastEpoch + 1, this.clock.now().getTime());
+    const owner: ClientOwner = { nodeId: this.nodeId, epoch: this.lastEpoch };
+    this.owners.set(id, owner);
+    const record = connectedRecord(hello, { id, ...who, connectedAt: this.clock.now() });
+    this.put(record);
+    this.events.publish('attached', { clientId: id, owner });
+    return { record, owner };
+  }
+
+  updateFacts(id: string, epoch: number, update: FactsUpdate): boolean {
+    const record = this.records.get(id);
+    if (!record || this.owners.get(id)?.epoch !== epoch) return false;
+    this.put(withFacts(record, update));
+    return true;
+  }
+
+  setTunnels(id: string, tunnels: ClientTunnel[]): void {
+    const record = this.records.get(id);
+    if (record && this.owners.has(id)) this.put(withTunnels(record, tunnels));
+  }
+
+  detach(id: string, epoch: number, { at = this.clock.now(), save = true } = {}): void {
+    const owner = this.owners.get(id);
+    if (owner?.epoch !== epoch) return;
+    this.owners.delete(id);
+    const record = this.records.get(id);
+    if (record) {
+      const disconnected = disconnectedRecord(record, at);
+      if (save) this.put(disconnected);
+      else this.remember(disconnected);
+    }
+    this.events.publish('detached', { clientId: id, owner });
+  }
+
+  async storeDisconnected(ids: readonly string[], at: Date): Promise<void> {
+    await this.flush();
+    await this.repository
+      .markDisconnected(ids, at.getTime())
+      .catch((err: unknown) =>
+        this.log.warn({ err, clients: ids.length }, 'marking the clients disconnected failed'),
+      );
+  }
+
+  async delete(id: string): Promise<void> {
+    const record = this.records.get(id);
+    if (!record) throw clientNotFound(id);
+    if (this.owners.has(id)) {
+      throw new AppError(
+        'conflict',
+        ERROR_CODES.clientConnected,
+        `Client '${id}' is connected`,
+        'only disconnected clients can be deleted',
+      );
+    }
+    await this.writes.run(id, () => this.repository.delete(id));
+    // A reconnect while the row was being deleted has put a new record in place; keep that one.
+    if (this.records.get(id) === record) this.forget(id);
+  }
+
+  async purge(keepMs: number): Promise<number> {
+    const cutoff = this.clock.now().getTime() - keepMs;
+    const stale = [...this.records.values()].filter(
+      (r) =>
+        r.connection_state === 'disconnected' &&
+        r.disconnected_at !== null &&
+        Date.parse(r.disconnected_at) < cutoff,
+    );
+    if (stale.length === 0) return 0;
+    await this.repository.deleteDisconnectedBefore(cutoff);
+    for (const record of stale) if (this.records.get(record.id) === record) this.forget(record.id);
+    return stale.length;
+  }
+
+  flush(): Promise<void> {
+    return this.writes.drain();
+  }
+
+  /** Updates the cached record only. */
+  private remember(record: ClientRecord): void {
+    this.changes += 1;
+    const before = this.records.get(record.id);
+    if (!before) this.sortedIds = undefined;
+    this.connected += Number(isConnected(record)) - Number(isConnected(before));
+    this.records.set(record.id, record);
+    this.events.publish('recordChanged', { clientId: record.id, before, after: record });
+  }
+
+  private put(record: ClientRecord): void {
+    this.remember(record);
+    const row = toStored(record, this.owners.get(record.id));
+    this.writes
+      .run(record.id, () => this.repository.save(row))
+      .catch((err: unknown) =>
+        this.log.warn({ err, client_id: record.id }, 'saving the client record failed'),
+      );
+  }
+
+  private forget(id: string): void {
+    this.changes += 1;
+    const before = this.records.get(id);
+    this.records.delete(id);
+    this.connected -= Number(isConnected(before));
+    this.sortedIds = undefined;
+    this.events.publish('recordChanged', { clientId: id, before, after: undefined });
+    this.events.publish('removed', { clientId: id });
+  }
+}
