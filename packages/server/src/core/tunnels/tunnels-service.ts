@@ -1,4 +1,4 @@
-import { AppError } from '@svc/protocol';
+import { AppError, type TunnelOverview } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import type { ClientTunnel } from '../clients/client-record.js';
 import type { AgentDispatch } from '../dispatch.js';
@@ -171,6 +171,33 @@ export class TunnelsService implements ClientObserver {
       await this.close(tunnel, true);
     }
     this.log.info({ client_id: clientId, tunnel_id: tunnelId, force }, 'tunnel deleted');
+  }
+
+  /**
+   * Every tunnel of the clients connected to this node, open or waiting to be re-opened, with its client, owner
+   * and timers (GET /tunnels). `id` sorts as a number within a client.
+   */
+  overview(caller: UserRecord): TunnelOverview[] {
+    assertMayUseTunnels(caller);
+    const items: TunnelOverview[] = [];
+    for (const [clientId, state] of this.clients) {
+      const clientName = this.registry.get(clientId)?.name ?? '';
+      for (const tunnel of state.tunnels.values()) {
+        const handle = tunnel.open?.handle;
+        const idleAt = handle?.idleCloseAt;
+        items.push({
+          ...this.view(tunnel),
+          client_id: clientId,
+          client_name: clientName,
+          owner: tunnel.owner,
+          open: handle !== undefined,
+          active_connections: handle?.activeConnections ?? 0,
+          idle_close_at: idleAt === undefined ? null : new Date(idleAt).toISOString(),
+          close_at: tunnel.closeAt === undefined ? null : new Date(tunnel.closeAt).toISOString(),
+        });
+      }
+    }
+    return items;
   }
 
   /** The open tunnels of a client (for tests and diagnostics). */
