@@ -5,4 +5,5 @@
 export const NAV_PAGES = [
   { to: '/', label: 'Dashboard' },
   { to: '/clients', label: 'Clients' },
+  { to: '/tunnels', label: 'Tunnels' },
 ] as const;
