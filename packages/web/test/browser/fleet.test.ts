@@ -81,12 +81,12 @@ describe('fleet operations in the console', () => {
     await page.goto(link);
     await countIs('2 clients');
     expect(await headers()).toContain('Arch');
-    await expect.poll(() => page.getByLabel('Saved view').inputValue()).toBe('Web fleet');
+    await expect.poll(() => page.getByRole('combobox', { name: 'Saved view' }).inputValue()).toBe('Web fleet');
 
     // Picking the view from the list on a plain page applies it.
     await page.goto(`${h.origin}/clients`);
     await page.getByTestId('clients-count').filter({ hasText: /^\d+ clients?$/ }).waitFor();
-    await page.getByLabel('Saved view').click();
+    await page.getByRole('combobox', { name: 'Saved view' }).click();
     await page.getByRole('option', { name: 'Web fleet' }).click();
     await countIs('2 clients');
     expect(new URL(page.url()).searchParams.get('tags')).toBe('web');
@@ -151,7 +151,7 @@ describe('fleet operations in the console', () => {
     await page.goto(`${h.origin}/clients/fleet-1`);
     const form = page.getByRole('form', { name: 'New tunnel' });
     await form.getByLabel('Remote (on the client)').fill(`127.0.0.1:${port}`);
-    await form.getByRole('textbox', { name: 'Scheme' }).fill('http');
+    await form.getByRole('combobox', { name: 'Scheme' }).fill('http');
     await form.getByLabel('ACL').fill('127.0.0.1');
     await form.getByLabel('Idle timeout (minutes)').fill('7');
     await form.getByRole('button', { name: 'Open tunnel' }).click();
