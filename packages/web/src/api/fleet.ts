@@ -80,9 +80,12 @@ export const recentRunsQuery = queryOptions({
     });
     const runs = await Promise.all(
       list.data.map(async (run) => {
-        const item = await apiRequest<{ data: Partial<RunItem> }>(`/commands/${encodeURIComponent(run.jid)}`, {
-          query: new URLSearchParams({ 'fields[commands]': 'status,finished_at' }),
-        }).catch(() => undefined);
+        const item = await apiRequest<{ data: Partial<RunItem> }>(
+          `/commands/${encodeURIComponent(run.jid)}`,
+          {
+            query: new URLSearchParams({ 'fields[commands]': 'status,finished_at' }),
+          },
+        ).catch(() => undefined);
         return { ...run, status: item?.data.status, finished_at: item?.data.finished_at };
       }),
     );

@@ -8,7 +8,8 @@ import { matchingClients, runLinkFor, type ClientRef } from '../lib/bulk.js';
 import type { ClientSearch } from '../lib/client-filters.js';
 import { ErrorAlert } from './error-alert.js';
 
-export type Selection = { all: true } | { all: false; rows: ReadonlyMap<string, ClientRef['connection_state']> };
+export type Selection =
+  { all: true } | { all: false; rows: ReadonlyMap<string, ClientRef['connection_state']> };
 
 interface Removal {
   done: number;

@@ -25,7 +25,10 @@ const SCHEMES = ['ssh', 'rdp', 'vnc', 'http', 'https'];
 /** Where to reach a tunnel: its URL when it has a scheme, else host:port (this page's host for 0.0.0.0). */
 export function tunnelAddress(tunnel: Pick<Tunnel, 'tunnel_url' | 'lhost' | 'lport'>): string {
   if (tunnel.tunnel_url) return tunnel.tunnel_url;
-  const host = !tunnel.lhost || tunnel.lhost === '0.0.0.0' || tunnel.lhost === '::' ? window.location.hostname : tunnel.lhost;
+  const host =
+    !tunnel.lhost || tunnel.lhost === '0.0.0.0' || tunnel.lhost === '::'
+      ? window.location.hostname
+      : tunnel.lhost;
   return `${host.includes(':') ? `[${host}]` : host}:${tunnel.lport}`;
 }
 

@@ -51,7 +51,9 @@ export function SavedViewsBar({
     },
     onSuccess: async (view) => {
       await refresh();
-      setOutcome(editing?.kind === 'rename' ? `Renamed to “${view.name}”.` : `Saved the view “${view.name}”.`);
+      setOutcome(
+        editing?.kind === 'rename' ? `Renamed to “${view.name}”.` : `Saved the view “${view.name}”.`,
+      );
       setEditing(undefined);
       open(searchOfView(view.search, view.id));
     },

@@ -33,9 +33,7 @@ export async function matchingClients(search: ClientSearch): Promise<ClientRef[]
  * The /runs/new link for the chosen clients: their ids, or for "everything matching the filter" the filter
  * itself where the run API targets the same set (tags alone, one group alone), else the matching ids.
  */
-export async function runLinkFor(
-  selection: { ids: string[] } | { search: ClientSearch },
-): Promise<string> {
+export async function runLinkFor(selection: { ids: string[] } | { search: ClientSearch }): Promise<string> {
   const params = new URLSearchParams();
   if ('ids' in selection) {
     params.set('client_ids', selection.ids.join(','));

@@ -98,10 +98,7 @@ export function ClientPage() {
           </Group>
           <Facts client={client.data} />
           <CommandRunner clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
-          <ClientTunnels
-            clientId={client.data.id}
-            connected={client.data.connection_state === 'connected'}
-          />
+          <ClientTunnels clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
           {client.data.connection_state === 'disconnected' && <ForgetClient clientId={client.data.id} />}
         </>
       )}

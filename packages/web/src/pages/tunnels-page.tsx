@@ -1,4 +1,15 @@
-import { Badge, Button, CopyButton, Group, Loader, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Badge,
+  Button,
+  CopyButton,
+  Group,
+  Loader,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { closeTunnel, tunnelsQuery, type TunnelOverview } from '../api/fleet.js';
@@ -8,7 +19,15 @@ import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 
 const matches = (tunnel: TunnelOverview, text: string): boolean =>
-  [tunnel.client_id, tunnel.client_name, tunnel.owner, tunnel.rhost, tunnel.rport, tunnel.lport, tunnel.scheme ?? '']
+  [
+    tunnel.client_id,
+    tunnel.client_name,
+    tunnel.owner,
+    tunnel.rhost,
+    tunnel.rport,
+    tunnel.lport,
+    tunnel.scheme ?? '',
+  ]
     .join(' ')
     .toLowerCase()
     .includes(text.toLowerCase());
@@ -20,8 +39,7 @@ export function TunnelsPage() {
   const [text, setText] = useState('');
   const [outcome, setOutcome] = useState<string>();
   const close = useMutation({
-    mutationFn: (t: TunnelOverview) =>
-      closeTunnel(t.client_id, t.id, t.active_connections > 0).then(() => t),
+    mutationFn: (t: TunnelOverview) => closeTunnel(t.client_id, t.id, t.active_connections > 0).then(() => t),
     onSuccess: async (t) => {
       setOutcome(`Closed tunnel ${t.id} of ${t.client_name || t.client_id}.`);
       await queryClient.invalidateQueries({ queryKey: ['tunnels'] });

@@ -45,9 +45,15 @@ const countIs = (text: string) => h.page.getByTestId('clients-count').filter({ h
 /** Waits until svcd lists the client in that state. */
 async function clientState(id: string, state: 'connected' | 'disconnected'): Promise<void> {
   await expect
-    .poll(async () => (await h.api.get(`/clients/${id}`, { auth: h.adminAuth })).json?.data?.connection_state, {
-      timeout: 15_000,
-    })
+    .poll(
+      async () => {
+        const res = await h.api.get(`/clients/${id}`, { auth: h.adminAuth });
+        return (res.json as { data?: { connection_state?: string } } | undefined)?.data?.connection_state;
+      },
+      {
+        timeout: 15_000,
+      },
+    )
     .toBe(state);
 }
 
@@ -81,11 +87,16 @@ describe('fleet operations in the console', () => {
     await page.goto(link);
     await countIs('2 clients');
     expect(await headers()).toContain('Arch');
-    await expect.poll(() => page.getByRole('combobox', { name: 'Saved view' }).inputValue()).toBe('Web fleet');
+    await expect
+      .poll(() => page.getByRole('combobox', { name: 'Saved view' }).inputValue())
+      .toBe('Web fleet');
 
     // Picking the view from the list on a plain page applies it.
     await page.goto(`${h.origin}/clients`);
-    await page.getByTestId('clients-count').filter({ hasText: /^\d+ clients?$/ }).waitFor();
+    await page
+      .getByTestId('clients-count')
+      .filter({ hasText: /^\d+ clients?$/ })
+      .waitFor();
     await page.getByRole('combobox', { name: 'Saved view' }).click();
     await page.getByRole('option', { name: 'Web fleet' }).click();
     await countIs('2 clients');
@@ -155,7 +166,10 @@ describe('fleet operations in the console', () => {
     await form.getByLabel('ACL').fill('127.0.0.1');
     await form.getByLabel('Idle timeout (minutes)').fill('7');
     await form.getByRole('button', { name: 'Open tunnel' }).click();
-    await page.getByRole('status').filter({ hasText: /Opened tunnel 1: http:\/\// }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Opened tunnel 1: http:\/\// })
+      .waitFor();
     const address = (await page.getByTestId('tunnel-address').first().textContent()) ?? '';
     expect(address).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const through = await fetch(address);
@@ -226,7 +240,9 @@ describe('fleet operations in the console', () => {
   });
 
   test('asked only its own origin, and the CSP never had to block', () => {
-    expect(h.requested.filter((url) => !url.startsWith('data:') && new URL(url).origin !== h.origin)).toEqual([]);
+    expect(h.requested.filter((url) => !url.startsWith('data:') && new URL(url).origin !== h.origin)).toEqual(
+      [],
+    );
     expect(h.cspErrors).toEqual([]);
   });
 });
