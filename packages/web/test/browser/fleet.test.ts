@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, test } from 'vitest';
 import { LoadSimulator } from '../../../../bench/support/load-simulator.js';
+import { seriousAxeViolations } from '../../../../test-support/browser.js';
 import { useConsoleHarness } from '../../../../test-support/console-harness.js';
 import { parseLog } from '../../../../test-support/process.js';
 
@@ -121,6 +122,7 @@ describe('fleet operations in the console', () => {
     await page.getByRole('checkbox', { name: 'Select web two' }).check();
     await page.getByRole('checkbox', { name: 'Select web one' }).check();
     await page.getByTestId('bulk-actions').filter({ hasText: '2 clients selected' }).waitFor();
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Run a command or script…' }).click();
     await page.waitForURL((url) => url.pathname === '/runs/new');
     const params = new URL(page.url()).searchParams;
@@ -175,6 +177,7 @@ describe('fleet operations in the console', () => {
     const through = await fetch(address);
     expect(await through.text()).toBe('hello from behind the tunnel');
     await page.getByTestId('tunnel-row').filter({ hasText: 'closes' }).waitFor();
+    expect(await seriousAxeViolations(page)).toEqual([]);
 
     await page.goto(`${h.origin}/`);
     await page.getByTestId('tunnels-open').filter({ hasText: '1' }).waitFor();
@@ -237,6 +240,24 @@ describe('fleet operations in the console', () => {
     const ids = new URL(page.url()).searchParams.get('client_ids')?.split(',') ?? [];
     expect(ids).toHaveLength(100);
     expect(ids.every((id) => /^sim-\d\d[13579]$/.test(id))).toBe(true);
+  });
+
+  test('at 390 px wide the clients page with its bulk bar and the tunnels page fit the screen', async () => {
+    const { page } = h;
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const pageWidth = () => page.evaluate('document.documentElement.scrollWidth');
+      await page.goto(`${h.origin}/clients?tags=web`);
+      await countIs('2 clients');
+      await page.getByRole('checkbox', { name: 'Select web one' }).check();
+      await page.getByTestId('bulk-actions').waitFor();
+      expect(await pageWidth()).toBeLessThanOrEqual(390);
+      await page.goto(`${h.origin}/tunnels`);
+      await page.getByRole('heading', { level: 1, name: 'Tunnels' }).waitFor();
+      expect(await pageWidth()).toBeLessThanOrEqual(390);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
   });
 
   test('asked only its own origin, and the CSP never had to block', () => {
