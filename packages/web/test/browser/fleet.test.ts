@@ -242,6 +242,38 @@ describe('fleet operations in the console', () => {
     expect(ids.every((id) => /^sim-\d\d[13579]$/.test(id))).toBe(true);
   });
 
+  test('the dashboard lists recent runs with the failed ones first, each linking to its run page', async () => {
+    const { page } = h;
+    const start = async (command: string, clientId: string) => {
+      const res = await h.api.post('/commands', { command, client_ids: [clientId] }, { auth: h.adminAuth });
+      expect(res.status, res.text).toBe(200);
+      const jid = res.json.data.jid as string;
+      await expect
+        .poll(
+          async () => {
+            const run = await h.api.get(`/commands/${jid}`, { auth: h.adminAuth });
+            return (run.json as { data?: { status?: string } }).data?.status;
+          },
+          { timeout: 15_000 },
+        )
+        .not.toBe('running');
+      return jid;
+    };
+    // The failed run is the older one: newest-first alone would list it second.
+    const failed = await start('/usr/bin/false', 'fleet-2');
+    const succeeded = await start('/usr/bin/true', 'fleet-1');
+    await page.goto(`${h.origin}/`);
+    const runs = page.getByTestId('recent-runs');
+    await runs.getByRole('link').nth(1).waitFor();
+    const links = await Promise.all(
+      (await runs.getByRole('link').all()).map((link) => link.getAttribute('href')),
+    );
+    expect(links).toEqual([`/runs/${failed}`, `/runs/${succeeded}`]);
+    expect(await runs.locator('.mantine-Badge-root').allTextContents()).toEqual(['failed', 'successful']);
+    await runs.getByRole('link').first().click();
+    await page.waitForURL((url) => url.pathname === `/runs/${failed}`);
+  });
+
   test('at 390 px wide the clients page with its bulk bar and the tunnels page fit the screen', async () => {
     const { page } = h;
     await page.setViewportSize({ width: 390, height: 844 });
