@@ -91,6 +91,27 @@ describe('saved views (GET/POST /me/views, GET/PUT/DELETE /me/views/{id})', () =
     expect((await t.api.get(`/me/views/${one.id}`, asAdmin)).json.data.name).toBe('dup-one');
   });
 
+  test('one user keeps at most 200 views; the 201st is a 409 until one is deleted', async () => {
+    const many = basic('operator', OPERATOR.password);
+    const existing = ((await t.api.get('/me/views', many)).json.data as unknown[]).length;
+    for (let i = existing; i < 200; i += 20) {
+      await Promise.all(
+        Array.from({ length: Math.min(20, 200 - i) }, (_, k) =>
+          create({ name: `bulk ${i + k}`, page: 'clients' }, many),
+        ),
+      );
+    }
+    expect((await t.api.get('/me/views', many)).json.meta).toEqual({ count: 200 });
+    const over = await t.api.post('/me/views', { name: 'one more', page: 'clients' }, many);
+    expect(over.status).toBe(409);
+    expect(over.json.errors[0].code).toBe('ERR_SAVED_VIEW_LIMIT');
+    // Another user is not held back by this one's views.
+    await create({ name: 'admin still can', page: 'clients' });
+    const first = ((await t.api.get('/me/views', many)).json.data as { id: string }[])[0];
+    expect((await t.api.delete(`/me/views/${first?.id}`, many)).status).toBe(204);
+    await create({ name: 'one more', page: 'clients' }, many);
+  });
+
   test('bad input is a 400 naming the field; unknown ids are 404; no credentials 401', async () => {
     const cases: [object, RegExp][] = [
       [{ page: 'clients' }, /^name: /],
