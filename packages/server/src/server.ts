@@ -12,6 +12,8 @@ import { UsersService } from './core/users/users-service.js';
 import type { TwoFactorService } from './core/two-factor/two-factor-service.js';
 import { MeService } from './core/users/me-service.js';
 import { ApiTokensService } from './core/api-tokens/api-tokens-service.js';
+import { SavedViewsService } from './core/saved-views/saved-views-service.js';
+import { SqlSavedViewRepository } from './storage/saved-view-repository.js';
 import { DelegatedLogin } from './core/auth/delegated-login.js';
 import type { PasswordHasher } from './core/auth/ports.js';
 import type { KdfParams } from './core/vault/vault-crypto.js';
@@ -140,6 +142,7 @@ export async function startServer(
   logger: Logger,
   options: ServerOptions = {},
 ): Promise<RunningServer> {
+  const startedAt = systemClock.now();
   const dataDir = config.server.data_dir;
   // Certificate problems stop the start before anything is opened.
   const agentTls = await loadListenerTls(
@@ -288,6 +291,8 @@ export async function startServer(
         clients_connected: counts.connected,
         clients_disconnected: counts.disconnected,
         version: SVCD_VERSION,
+        started_at: startedAt.toISOString(),
+        uptime_sec: Math.max(0, Math.floor((systemClock.now().getTime() - startedAt.getTime()) / 1000)),
         descriptors_used: fds?.used ?? null,
         descriptors_limit: fds?.limit ?? null,
         descriptors_agent_high_water: fds?.agentHighWater ?? null,
@@ -349,6 +354,7 @@ export async function startServer(
           secondFactor.sendTo,
         ),
         apiTokens: new ApiTokensService(apiTokenRepository, systemClock),
+        savedViews: new SavedViewsService(new SqlSavedViewRepository(database), systemClock),
         ...delegatedAuth(config.api, users, hasher),
         clients: new ClientsService(clients, clientGroups),
         clientGroups,

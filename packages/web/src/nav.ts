@@ -9,6 +9,7 @@ export const NAV_PAGES = [
   { to: '/library', label: 'Library' },
   { to: '/vault', label: 'Vault' },
   { to: '/client-groups', label: 'Client groups' },
+  { to: '/tunnels', label: 'Tunnels' },
   { to: '/users', label: 'Users', admin: true },
   { to: '/tokens', label: 'API tokens' },
   { to: '/credentials', label: 'Client credentials', admin: true },

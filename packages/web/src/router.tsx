@@ -11,6 +11,7 @@ import { tokensRoutes } from './routes/tokens.js';
 import { usersRoutes } from './routes/users.js';
 import { libraryRoutes } from './routes/library.js';
 import { vaultRoutes } from './routes/vault.js';
+import { tunnelRoutes } from './routes/tunnels.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -43,6 +44,7 @@ const routeTree = rootRoute.addChildren([
     ...vaultRoutes,
     ...clientGroupRoutes,
   ]),
+  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes, ...tunnelRoutes]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

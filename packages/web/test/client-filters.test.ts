@@ -4,7 +4,10 @@ import {
   isFiltered,
   nextSort,
   parseClientSearch,
+  runTargetOf,
+  searchOfView,
   substringPattern,
+  viewSearchString,
 } from '../src/lib/client-filters.js';
 
 describe('clients page filters in the URL', () => {
@@ -74,5 +77,50 @@ describe('clients page filters in the URL', () => {
   test('paging and sorting alone are no filter', () => {
     expect(isFiltered({ sort: '-id', page: 2 })).toBe(false);
     expect(isFiltered({ tags: 'x' })).toBe(true);
+  });
+});
+
+describe('saved views and bulk targets', () => {
+  test('cols and view survive the URL when they look right, and are dropped otherwise', () => {
+    expect(parseClientSearch({ cols: 'name,os_arch', view: 'Ab_3-x' })).toEqual({
+      cols: 'name,os_arch',
+      view: 'Ab_3-x',
+    });
+    expect(parseClientSearch({ cols: 'name;drop', view: 'a b' })).toEqual({});
+  });
+
+  test('a view keeps filters, sort, page size and columns in a fixed order, never the page or its own id', () => {
+    const search = parseClientSearch({
+      cols: 'name,tags',
+      sort: '-os',
+      tags: 'web,db',
+      q: 'srv',
+      page: '4',
+      view: 'v1',
+      limit: '200',
+    });
+    const text = viewSearchString(search);
+    expect(text).toBe('q=srv&tags=web%2Cdb&sort=-os&limit=200&cols=name%2Ctags');
+    expect(searchOfView(text, 'v2')).toEqual({
+      q: 'srv',
+      tags: 'web,db',
+      sort: '-os',
+      limit: 200,
+      cols: 'name,tags',
+      view: 'v2',
+    });
+    expect(viewSearchString({})).toBe('');
+  });
+
+  test('"all matching" goes as the filter where the run API targets the same clients, else as ids', () => {
+    expect(runTargetOf({ tags: 'web,db' })).toEqual({ tags: 'web,db' });
+    expect(runTargetOf({ group: 'prod' })).toEqual({ group_ids: 'prod' });
+    expect(runTargetOf({ tags: 'web', sort: '-os', limit: 200 })).toEqual({ tags: 'web' });
+    // No run target for free text, the connection state, wildcard groups or two kinds at once.
+    expect(runTargetOf({ q: 'srv' })).toBe('ids');
+    expect(runTargetOf({ tags: 'web', state: 'connected' })).toBe('ids');
+    expect(runTargetOf({ group: 'prod-*' })).toBe('ids');
+    expect(runTargetOf({ group: 'prod', tags: 'web' })).toBe('ids');
+    expect(runTargetOf({})).toBe('ids');
   });
 });

@@ -7,6 +7,9 @@ export const statusDataSchema = z.object({
   clients_connected: z.number().int(),
   clients_disconnected: z.number().int(),
   version: z.string(),
+  /** When this svcd process started (RFC 3339) and whole seconds since. */
+  started_at: z.string(),
+  uptime_sec: z.number().int().min(0),
   /** Open file descriptors of svcd (each agent holds one) and its soft limit; null where svcd cannot tell. */
   descriptors_used: z.number().int().nullable(),
   descriptors_limit: z.number().int().nullable(),

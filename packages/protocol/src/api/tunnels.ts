@@ -28,3 +28,20 @@ export const tunnelSchema = z.strictObject({
   created_at: z.string(),
 });
 export type TunnelData = z.infer<typeof tunnelSchema>;
+
+/** An element of GET /tunnels: a tunnel with its client, who opened it and its timers. */
+export const tunnelOverviewSchema = tunnelSchema.extend({
+  client_id: z.string(),
+  client_name: z.string(),
+  /** Username of whoever opened it. */
+  owner: z.string(),
+  /** Whether it listens now (false while it waits to be re-opened, e.g. its port was taken). */
+  open: z.boolean(),
+  /** TCP connections relayed now. */
+  active_connections: z.number().int().min(0),
+  /** RFC 3339 time at which the idle timeout closes it; null while in use or without an idle timeout. */
+  idle_close_at: z.string().nullable(),
+  /** RFC 3339 time of the auto-close; null = never. */
+  close_at: z.string().nullable(),
+});
+export type TunnelOverview = z.infer<typeof tunnelOverviewSchema>;

@@ -1,4 +1,4 @@
-import type { JobRun, JobRunReply } from '@svc/protocol';
+import type { JobRun, JobRunReply, TunnelOverview } from '@svc/protocol';
 import type { ClientTunnel } from './clients/client-record.js';
 import type { TunnelRequest } from './tunnels/tunnel-request.js';
 
@@ -9,6 +9,9 @@ export interface TunnelOpening {
   owner: string;
   apiHost: string;
 }
+
+/** A tunnel as the node hosting it sees it (GET /tunnels), before the client's name is added. */
+export type HostedTunnel = Omit<TunnelOverview, 'client_name'>;
 
 /**
  * The one way core reaches an agent, in whole commands: "run this job on client X", "open this tunnel on client
@@ -26,6 +29,8 @@ export interface AgentDispatch {
   openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel>;
   /** Deletes a tunnel, open or only stored (its client away); rejects with the tunnel errors (404, busy). */
   closeTunnel(clientId: string, tunnelId: string, force: boolean): Promise<void>;
+  /** Every tunnel of every connected client, from each node that holds clients. */
+  hostedTunnels(): Promise<HostedTunnel[]>;
   /** Closes the client's connection, whichever node holds it; false when none does. */
   disconnect(clientId: string, reason: string): Promise<boolean>;
   /** Closes every connection that logged in with this client credential; resolves with how many there were. */

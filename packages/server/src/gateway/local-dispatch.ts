@@ -1,6 +1,6 @@
 import type { JobRun, JobRunReply } from '@svc/protocol';
 import type { ClientTunnel } from '../core/clients/client-record.js';
-import type { AgentDispatch, TunnelOpening } from '../core/dispatch.js';
+import type { AgentDispatch, HostedTunnel, TunnelOpening } from '../core/dispatch.js';
 import { DispatchError } from '../core/jobs/ports.js';
 import type { LiveConnections } from './live-connections.js';
 import type { TunnelHost } from './tunnel-host.js';
@@ -24,6 +24,10 @@ export class LocalDispatch implements AgentDispatch {
 
   closeTunnel(clientId: string, tunnelId: string, force: boolean): Promise<void> {
     return this.tunnels.delete(clientId, tunnelId, force);
+  }
+
+  hostedTunnels(): Promise<HostedTunnel[]> {
+    return Promise.resolve(this.tunnels.hosted());
   }
 
   disconnect(clientId: string, reason: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import type { Clock } from '../core/auth/ports.js';
 import { clientNotFound, type ClientDirectory } from '../core/clients/client-directory.js';
 import type { ClientEvents } from '../core/clients/client-events.js';
 import type { ClientTunnel } from '../core/clients/client-record.js';
+import type { HostedTunnel } from '../core/dispatch.js';
 import { KeyedQueue } from '../core/clients/keyed-queue.js';
 import type { ClientsLog } from '../core/clients/ports.js';
 import type { PortPool } from '../core/tunnels/port-pool.js';
@@ -181,6 +182,30 @@ export class TunnelHost {
   handles(clientId: string): { id: string; handle: TunnelHandle }[] {
     const tunnels = [...(this.clients.get(clientId)?.tunnels.values() ?? [])];
     return tunnels.flatMap((t) => (t.open ? [{ id: t.id, handle: t.open.handle }] : []));
+  }
+
+  /**
+   * Every tunnel of the clients this node holds, open or waiting to be re-opened, with its owner and timers
+   * (GET /tunnels; the client's name is the directory's to add).
+   */
+  hosted(): HostedTunnel[] {
+    const items: HostedTunnel[] = [];
+    for (const [clientId, state] of this.clients) {
+      for (const tunnel of state.tunnels.values()) {
+        const handle = tunnel.open?.handle;
+        const idleAt = handle?.idleCloseAt;
+        items.push({
+          ...this.view(tunnel),
+          client_id: clientId,
+          owner: tunnel.owner,
+          open: handle !== undefined,
+          active_connections: handle?.activeConnections ?? 0,
+          idle_close_at: idleAt === undefined ? null : new Date(idleAt).toISOString(),
+          close_at: tunnel.closeAt === undefined ? null : new Date(tunnel.closeAt).toISOString(),
+        });
+      }
+    }
+    return items;
   }
 
   /** Tunnels listening on this node now (monitoring; one pass over the connected clients). */

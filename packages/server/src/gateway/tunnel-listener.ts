@@ -62,6 +62,8 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Li
 export class TunnelListener implements TunnelHandle {
   private readonly sockets = new Set<Socket>();
   private cancelIdle: (() => void) | undefined;
+  /** When the running idle timer fires (epoch ms). */
+  private idleAt: number | undefined;
   private readonly cancelAutoClose: (() => void) | undefined;
   private closing: Promise<void> | undefined;
 
@@ -97,6 +99,10 @@ export class TunnelListener implements TunnelHandle {
 
   get activeConnections(): number {
     return this.sockets.size;
+  }
+
+  get idleCloseAt(): number | undefined {
+    return this.cancelIdle ? this.idleAt : undefined;
   }
 
   close(): Promise<void> {
@@ -141,7 +147,8 @@ export class TunnelListener implements TunnelHandle {
   private startIdle(): void {
     const { idleMs } = this.options.spec;
     if (idleMs === undefined || this.closing) return;
-    this.cancelIdle = at(Date.now() + idleMs, () => this.expire('idle timeout'));
+    this.idleAt = Date.now() + idleMs;
+    this.cancelIdle = at(this.idleAt, () => this.expire('idle timeout'));
   }
 
   private expire(reason: ExpiryReason): void {

@@ -13,6 +13,7 @@ import type { TotpSecretsService } from '../core/two-factor/totp-secrets-service
 import type { TwoFactorService } from '../core/two-factor/two-factor-service.js';
 import type { MeService } from '../core/users/me-service.js';
 import type { ApiTokensService } from '../core/api-tokens/api-tokens-service.js';
+import type { SavedViewsService } from '../core/saved-views/saved-views-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
@@ -44,6 +45,7 @@ import { serveJobSockets } from './ws/job-sockets.js';
 import { loginRoutes, type DelegatedAuth } from './routes/login.js';
 import { meRoutes } from './routes/me.js';
 import { apiTokenRoutes } from './routes/api-tokens.js';
+import { savedViewRoutes } from './routes/saved-views.js';
 import { statusRoutes } from './routes/status.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { twoFactorRoutes } from './routes/two-factor.js';
@@ -58,6 +60,7 @@ export interface ApiDeps {
   users: UsersService;
   me: MeService;
   apiTokens: ApiTokensService;
+  savedViews: SavedViewsService;
   /** Set when `[api] auth_header` enables delegated authentication. */
   delegated?: DelegatedAuth;
   clientsAuth: ClientsAuthService;
@@ -145,6 +148,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       userRoutes(api, deps.users);
       meRoutes(api, deps.me);
       apiTokenRoutes(api, deps.apiTokens);
+      savedViewRoutes(api, deps.savedViews);
       clientsAuthRoutes(api, deps.clientsAuth);
       clientRoutes(api, deps.clients);
       clientGroupRoutes(api, deps.clientGroups);

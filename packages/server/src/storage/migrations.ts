@@ -289,6 +289,27 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.alterTable('clients').addColumn('connection_epoch', 'bigint').execute();
     },
   },
+  {
+    name: '014_saved_views',
+    async up(db, engine) {
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('saved_views')
+          .addColumn('id', 'varchar(32)', (col) => col.primaryKey())
+          .addColumn('username', 'varchar(150)', (col) => col.notNull())
+          .addColumn('name', 'varchar(100)', (col) => col.notNull())
+          .addColumn('page', 'varchar(32)', (col) => col.notNull())
+          .addColumn('search', 'text', (col) => col.notNull())
+          // JSON array of column ids.
+          .addColumn('columns', 'text', (col) => col.notNull())
+          .addColumn('sort', 'varchar(200)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          .addUniqueConstraint('saved_views_username_name_key', ['username', 'name']),
+      ).execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -267,3 +267,20 @@ export interface ApiTokensTable {
 export interface StorageSchema {
   api_tokens: ApiTokensTable;
 }
+
+/** Saved views of console pages, per user (migration 014_saved_views); `columns` is a JSON array. */
+export interface SavedViewsTable {
+  id: string;
+  username: string;
+  name: string;
+  page: string;
+  search: string;
+  columns: string;
+  sort: string;
+  created_at: EpochMillis;
+  updated_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  saved_views: SavedViewsTable;
+}

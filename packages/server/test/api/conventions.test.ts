@@ -14,7 +14,8 @@ describe('API conventions and GET /status', () => {
   });
   afterAll(() => t?.stop());
 
-  test('status reports connect_url, the key_seed fingerprint, client counts, the version and descriptors', async () => {
+  test('status reports connect_url, the key_seed fingerprint, client counts, the version, uptime and descriptors', async () => {
+    const before = Date.now();
     const res = await t.api.get('/status', { auth: { basic: [ADMIN.username, ADMIN.password] } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -27,11 +28,21 @@ describe('API conventions and GET /status', () => {
         clients_connected: 0,
         clients_disconnected: 0,
         version: SVCD_VERSION,
+        started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        uptime_sec: expect.any(Number),
         descriptors_used: expect.any(Number),
         descriptors_limit: limit,
         descriptors_agent_high_water: limit - descriptorReserve(limit),
       },
     });
+    // Started by beforeAll, before this request: a past start and the whole seconds since it.
+    const { started_at: startedAt, uptime_sec: uptime } = res.json.data as {
+      started_at: string;
+      uptime_sec: number;
+    };
+    expect(Date.parse(startedAt)).toBeLessThanOrEqual(before);
+    expect(uptime).toBeLessThanOrEqual(Math.ceil((Date.now() - Date.parse(startedAt)) / 1000));
+    expect(uptime).toBeGreaterThanOrEqual(Math.floor((before - Date.parse(startedAt)) / 1000));
     // This test process is svcd: its open descriptors include the two listeners and the request's connection.
     expect(res.json.data.descriptors_used).toBeGreaterThan(3);
     expect(res.json.data.descriptors_used).toBeLessThan(limit);

@@ -35,6 +35,8 @@ import { SqlPendingLoginStore, SqlTotpSecretStore } from '../../src/storage/two-
 import { SqlApiTokenRepository } from '../../src/storage/api-token-repository.js';
 import { deleteUserLeftovers } from '../../src/storage/user-leftovers.js';
 import type { ApiTokenRecord } from '../../src/core/api-tokens/ports.js';
+import { SqlSavedViewRepository } from '../../src/storage/saved-view-repository.js';
+import type { SavedViewRecord } from '../../src/core/saved-views/ports.js';
 
 /** Each test gets its own user tables inside the engine's fresh database. */
 let tableCounter = 0;
@@ -97,6 +99,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '010_job_recovery',
           '012_library_script_openrport_fields',
           '013_client_owner',
+          '014_saved_views',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -1540,9 +1543,85 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
     });
   });
 
+  describe('saved views', () => {
+    const view = (id: string, username: string, name: string): SavedViewRecord => ({
+      id,
+      username,
+      name,
+      page: 'clients',
+      search: 'state=connected&tags=linux%2Cweb',
+      columns: ['name', 'os', 'tags'],
+      sort: '-connection_state',
+      // Beyond 2^32 ms and 2038: the time columns must be BIGINT on every engine.
+      createdAt: new Date('2100-01-01T00:00:00.123Z'),
+      updatedAt: new Date('2100-01-01T00:00:00.123Z'),
+    });
+
+    it('stores, finds, lists and counts per user, keeping unicode names, columns in order and exact times', async () => {
+      const repo = new SqlSavedViewRepository(database);
+      const stored = { ...view('View_A-1', 'sv-alice', 'Linux 用户 😀'), columns: ['tags', 'name', 'id'] };
+      expect(await repo.insert(stored)).toBe('inserted');
+      await repo.insert(view('View_A-2', 'sv-alice', 'second'));
+      await repo.insert(view('View_B-1', 'sv-bob', 'second'));
+      expect(await repo.find('sv-alice', 'View_A-1')).toEqual(stored);
+      // Ids are case-sensitive on every engine (MySQL's binary collation), and another user's view is not found.
+      expect(await repo.find('sv-alice', 'view_a-1')).toBeUndefined();
+      expect(await repo.find('sv-bob', 'View_A-1')).toBeUndefined();
+      expect((await repo.listOf('sv-alice')).map((v) => v.name).sort()).toEqual(
+        ['Linux 用户 😀', 'second'].sort(),
+      );
+      expect(await repo.countOf('sv-alice')).toBe(2);
+      expect(await repo.countOf('sv-nobody')).toBe(0);
+      expect(await repo.listOf('SV-ALICE')).toEqual([]);
+    });
+
+    it('refuses a second view of one name per user, and tells an id clash apart', async () => {
+      const repo = new SqlSavedViewRepository(database);
+      await repo.insert(view('dupv0001', 'sv-carol', 'mine'));
+      const err = await rejection(repo.insert(view('dupv0002', 'sv-carol', 'mine')));
+      expect(err.code).toBe(ERROR_CODES.savedViewExists);
+      expect(await repo.insert(view('dupv0001', 'sv-dave', 'other'))).toBe('id-taken');
+      expect(await repo.insert(view('dupv0003', 'sv-dave', 'mine'))).toBe('inserted');
+      expect(await repo.find('sv-carol', 'dupv0002')).toBeUndefined();
+    });
+
+    it('updates fields of the owner only; a name clash is refused and changes nothing', async () => {
+      const repo = new SqlSavedViewRepository(database);
+      await repo.insert(view('updv0001', 'sv-erin', 'one'));
+      await repo.insert(view('updv0002', 'sv-erin', 'two'));
+      const later = new Date('2101-02-03T04:05:06.789Z');
+      const changes = { name: 'uno', search: 'q=db', columns: [], sort: '', updatedAt: later };
+      const updated = await repo.update('sv-erin', 'updv0001', changes);
+      expect(updated).toEqual({
+        ...view('updv0001', 'sv-erin', 'uno'),
+        search: 'q=db',
+        columns: [],
+        sort: '',
+        updatedAt: later,
+      });
+      // Same values again: MySQL reports no changed row, the view is still found.
+      expect(await repo.update('sv-erin', 'updv0001', changes)).toEqual(updated);
+      expect(await repo.update('sv-frank', 'updv0001', { name: 'mine', updatedAt: later })).toBeUndefined();
+      const clash = await rejection(repo.update('sv-erin', 'updv0002', { name: 'uno', updatedAt: later }));
+      expect(clash.code).toBe(ERROR_CODES.savedViewExists);
+      expect((await repo.find('sv-erin', 'updv0002'))?.name).toBe('two');
+    });
+
+    it('deletes one view of its owner only', async () => {
+      const repo = new SqlSavedViewRepository(database);
+      await repo.insert(view('delv0001', 'sv-gina', 'a'));
+      await repo.insert(view('delv0002', 'sv-gina', 'b'));
+      expect(await repo.delete('sv-hank', 'delv0001')).toBe(false);
+      expect(await repo.delete('sv-gina', 'delv0001')).toBe(true);
+      expect(await repo.delete('sv-gina', 'delv0001')).toBe(false);
+      expect((await repo.listOf('sv-gina')).map((v) => v.id)).toEqual(['delv0002']);
+    });
+  });
+
   describe("a deleted user's leftovers", () => {
-    it('removes API tokens, the TOTP secret and pending logins of that user only', async () => {
+    it('removes API tokens, saved views, the TOTP secret and pending logins of that user only', async () => {
       const tokens = new SqlApiTokenRepository(database);
+      const views = new SqlSavedViewRepository(database);
       const totp = new SqlTotpSecretStore(database);
       const pending = new SqlPendingLoginStore(database);
       for (const username of ['gone-ivy', 'kept-jo']) {
@@ -1554,6 +1633,17 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           secretHash: 'cd'.repeat(32),
           createdAt: new Date(1_700_000_000_000),
           expiresAt: new Date('2100-01-01T00:00:00Z'),
+        });
+        await views.insert({
+          id: `${username}-v`,
+          username,
+          name: 'mine',
+          page: 'clients',
+          search: '',
+          columns: [],
+          sort: '',
+          createdAt: new Date(0),
+          updatedAt: new Date(0),
         });
         await totp.create({
           username,
@@ -1573,6 +1663,8 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       }
       await deleteUserLeftovers(database, 'gone-ivy');
       expect(await tokens.listOf('gone-ivy')).toEqual([]);
+      expect(await views.listOf('gone-ivy')).toEqual([]);
+      expect(await views.listOf('kept-jo')).toHaveLength(1);
       expect(await totp.find('gone-ivy')).toBeUndefined();
       expect(await pending.find(`left-${engine}-gone-ivy`)).toBeUndefined();
       expect(await tokens.listOf('kept-jo')).toHaveLength(1);

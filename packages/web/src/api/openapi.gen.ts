@@ -3954,6 +3954,264 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/views': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the caller's saved views (console pages' named filters, columns and sort) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK; meta.count is the number of matches before paging */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                page: 'clients';
+                search: string;
+                columns: string[];
+                sort: string;
+                created_at: string;
+                updated_at: string;
+              }[];
+              meta: {
+                count: number;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Save a view
+     * @description `search` is the page's URL query string (without "?"); names are unique per user; at most 200 views.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            /** @enum {string} */
+            page: 'clients';
+            /** @default  */
+            search?: string;
+            /** @default [] */
+            columns?: string[];
+            /** @default  */
+            sort?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                page: 'clients';
+                search: string;
+                columns: string[];
+                sort: string;
+                created_at: string;
+                updated_at: string;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/views/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a saved view */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                page: 'clients';
+                search: string;
+                columns: string[];
+                sort: string;
+                created_at: string;
+                updated_at: string;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    /** Rename a saved view or change its filter, columns or sort */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name?: string;
+            search?: string;
+            columns?: string[];
+            sort?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                page: 'clients';
+                search: string;
+                columns: string[];
+                sort: string;
+                created_at: string;
+                updated_at: string;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    post?: never;
+    /** Delete a saved view */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/openapi.json': {
     parameters: {
       query?: never;
@@ -4135,9 +4393,118 @@ export interface paths {
                 clients_connected: number;
                 clients_disconnected: number;
                 version: string;
+                started_at: string;
+                uptime_sec: number;
                 descriptors_used: number | null;
                 descriptors_limit: number | null;
                 descriptors_agent_high_water: number | null;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tunnels': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the tunnels of every connected client, with who opened them and their timers
+     * @description The tunnels of the clients connected to the answering svcd node; a tunnel waiting to be re-opened has `open: false`.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: client_id, client_name, id, owner, scheme, created_at, rport, lport. Default: client_id,id. */
+          sort?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[client_id]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[client_name]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[id]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[lhost]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[lport]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[rhost]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[rport]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[scheme]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[acl]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[owner]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[open]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[tunnel_url]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[created_at]'?: string;
+          /** @description Comma-separated fields to return, of: client_id, client_name, id, lhost, lport, rhost, rport, scheme, acl, owner, open, tunnel_url, created_at, idle_timeout_minutes, auto_close, active_connections, idle_close_at, close_at. Default: every field. */
+          'fields[tunnels]'?: string;
+          /** @description Items per page (default 100). */
+          'page[limit]'?: number;
+          /** @description Items to skip. */
+          'page[offset]'?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK; meta.count is the number of matches before paging */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id?: string;
+                lhost?: string;
+                lport?: string;
+                rhost?: string;
+                rport?: string;
+                scheme?: string | null;
+                acl?: string | null;
+                idle_timeout_minutes?: number;
+                auto_close?: number | null;
+                tunnel_url?: string | null;
+                created_at?: string;
+                client_id?: string;
+                client_name?: string;
+                owner?: string;
+                open?: boolean;
+                active_connections?: number;
+                idle_close_at?: string | null;
+                close_at?: string | null;
+              }[];
+              meta: {
+                count: number;
               };
             };
           };

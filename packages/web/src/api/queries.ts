@@ -14,22 +14,6 @@ export const vaultStatusQuery = queryOptions({
   queryFn: () => apiRequest<{ data: VaultStatus }>('/vault-admin').then((r) => r.data),
 });
 
-/** Connected clients with their open tunnels (the first 500; the count says how many there are). */
-export const openTunnelsQuery = queryOptions({
-  queryKey: ['open-tunnels'],
-  queryFn: async () => {
-    const query = new URLSearchParams({
-      'filter[connection_state]': 'connected',
-      'fields[clients]': 'id,name,tunnels',
-      'page[limit]': '500',
-    });
-    const list = await apiRequest<ClientList>('/clients', { query });
-    const tunnels = list.data.reduce((sum, client) => sum + (client.tunnels?.length ?? 0), 0);
-    return { tunnels, counted: list.data.length, connected: list.meta.count };
-  },
-  refetchInterval: 15_000,
-});
-
 export const clientListQueryOptions = (search: ClientSearch) =>
   queryOptions({
     queryKey: ['clients', search],

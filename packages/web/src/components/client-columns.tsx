@@ -3,6 +3,7 @@ import { createColumnHelper, type RowData } from '@tanstack/react-table';
 import type { Client } from '../api/types.js';
 import type { ClientSortField } from '../lib/client-filters.js';
 import { AnchorLink } from './links.js';
+import { formatBytes } from '../lib/format.js';
 import { TimeAgo } from './time-ago.js';
 
 declare module '@tanstack/react-table' {
@@ -78,3 +79,58 @@ export const CLIENT_COLUMNS = [
     cell: (info) => <TimeAgo iso={info.getValue()} />,
   }),
 ];
+
+/** Columns a user may add (column chooser, saved views); hidden unless asked for. */
+export const EXTRA_CLIENT_COLUMNS = [
+  column.accessor('os_full_name', { header: 'OS (full)', meta: { clip: true } }),
+  column.accessor('os_arch', { header: 'Arch' }),
+  column.accessor('num_cpus', { header: 'CPUs' }),
+  column.accessor('mem_total', {
+    header: 'Memory',
+    cell: (info) => (info.getValue() ? formatBytes(info.getValue()) : ''),
+  }),
+  column.accessor('address', { header: 'Connected from', meta: { clip: true } }),
+  column.accessor('ipv4', {
+    header: 'IPv4',
+    meta: { clip: true },
+    cell: (info) => info.getValue().join(', '),
+  }),
+  column.accessor('labels', {
+    header: 'Labels',
+    cell: (info) => (
+      <Group gap={4} wrap="nowrap">
+        {Object.entries(info.getValue()).map(([key, value]) => (
+          <Badge key={key} size="sm" variant="light" tt="none">
+            {key}: {value}
+          </Badge>
+        ))}
+      </Group>
+    ),
+  }),
+  column.accessor('timezone', { header: 'Timezone', meta: { clip: true } }),
+  column.accessor('client_auth_id', { header: 'Credential' }),
+  column.accessor('disconnected_at', {
+    header: 'Disconnected',
+    cell: (info) => <TimeAgo iso={info.getValue()} />,
+  }),
+];
+
+const columnId = (def: { id?: string; accessorKey?: unknown }): string =>
+  def.id ?? (typeof def.accessorKey === 'string' ? def.accessorKey : '');
+
+/** Every column by id, the default ones first. */
+export const ALL_CLIENT_COLUMNS = [...CLIENT_COLUMNS, ...EXTRA_CLIENT_COLUMNS];
+export const COLUMN_LABELS: ReadonlyMap<string, string> = new Map(
+  ALL_CLIENT_COLUMNS.map((def) => [columnId(def), String(def.header)]),
+);
+export const DEFAULT_COLUMN_IDS: readonly string[] = CLIENT_COLUMNS.map(columnId);
+
+/** The columns a `cols` search value names, in its order (unknown ids dropped; the default when none is left). */
+export function columnIdsOf(cols: string | undefined): string[] {
+  const ids = (cols ?? '').split(',').filter((id) => COLUMN_LABELS.has(id));
+  return ids.length > 0 ? [...new Set(ids)] : [...DEFAULT_COLUMN_IDS];
+}
+
+export function columnsById(ids: readonly string[]) {
+  return ids.flatMap((id) => ALL_CLIENT_COLUMNS.filter((def) => columnId(def) === id));
+}

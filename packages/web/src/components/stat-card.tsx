@@ -11,10 +11,12 @@ interface StatCardProps {
   loading?: boolean;
   /** The clients list this figure comes from. */
   clients?: ClientSearch;
+  /** Another page this figure comes from. */
+  to?: '/tunnels';
   testId?: string;
 }
 
-export function StatCard({ label, value, hint, color, loading, clients, testId }: StatCardProps) {
+export function StatCard({ label, value, hint, color, loading, clients, to, testId }: StatCardProps) {
   const body = (
     <>
       <Text size="xs" tt="uppercase" fw={700} c="dimmed">
@@ -38,6 +40,10 @@ export function StatCard({ label, value, hint, color, loading, clients, testId }
   );
   return clients ? (
     <CardLink withBorder padding="lg" to="/clients" search={clients}>
+      {body}
+    </CardLink>
+  ) : to ? (
+    <CardLink withBorder padding="lg" to={to}>
       {body}
     </CardLink>
   ) : (

@@ -23,6 +23,10 @@ export interface ClientSearch {
   /** 1-based. */
   page?: number;
   limit?: number;
+  /** The shown columns, comma-separated column ids in order; absent = the default columns. */
+  cols?: string;
+  /** The saved view this page was opened from (its id). */
+  view?: string;
 }
 
 const nonEmpty = (value: unknown): string | undefined =>
@@ -59,6 +63,10 @@ export function parseClientSearch(raw: Record<string, unknown>): ClientSearch {
   if (limit && (PAGE_SIZES as readonly number[]).includes(limit) && limit !== DEFAULT_PAGE_SIZE) {
     search.limit = limit;
   }
+  const cols = nonEmpty(raw.cols);
+  if (cols && /^[A-Za-z0-9_.,-]{1,2000}$/.test(cols)) search.cols = cols;
+  const view = nonEmpty(raw.view);
+  if (view && /^[A-Za-z0-9_-]{1,32}$/.test(view)) search.view = view;
   return search;
 }
 
@@ -89,3 +97,36 @@ export function nextSort(current: string | undefined, field: ClientSortField): s
 /** Whether any filter narrows the list (the empty state then says to clear them). */
 export const isFiltered = (search: ClientSearch): boolean =>
   Boolean(search.q || search.state || search.tags || search.group);
+
+/**
+ * What a saved view keeps of a search: the URL query string of the filters, sort, page size and columns (not
+ * the page number or the view's own id), keys in a fixed order so equal views compare equal.
+ */
+export function viewSearchString(search: ClientSearch): string {
+  const params = new URLSearchParams();
+  for (const key of ['q', 'state', 'tags', 'group', 'sort', 'limit', 'cols'] as const) {
+    const value = search[key];
+    if (value !== undefined) params.set(key, String(value));
+  }
+  return params.toString();
+}
+
+/** The search a saved view's query string stands for (cleaned like any URL). */
+export const searchOfView = (viewSearch: string, id: string): ClientSearch => ({
+  ...parseClientSearch(Object.fromEntries(new URLSearchParams(viewSearch))),
+  view: id,
+});
+
+/**
+ * How "every client matching the filter" is handed to the run page: the run API targets by client ids, group
+ * ids, tags or labels, one kind at a time. A filter on tags alone or on one group id alone (no wildcard) is the
+ * same set of clients as that target, so it goes as the filter itself; anything else (free text, connection
+ * state, several filters) has no equal target and goes as the matching clients' ids.
+ */
+export function runTargetOf(search: ClientSearch): { tags: string } | { group_ids: string } | 'ids' {
+  const { q, state, tags, group } = search;
+  if (q || state) return 'ids';
+  if (tags && !group) return { tags };
+  if (group && !tags && !group.includes('*') && !group.includes(',')) return { group_ids: group };
+  return 'ids';
+}

@@ -1,11 +1,13 @@
-import { Badge, Card, CopyButton, Button, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
 import { clientQuery } from '../api/queries.js';
 import type { Client } from '../api/types.js';
 import { StateBadge } from '../components/client-columns.js';
+import { ClientTunnels } from '../components/client-tunnels.js';
 import { CommandRunner } from '../components/command-runner.js';
+import { ForgetClient } from '../components/forget-client.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
@@ -74,59 +76,6 @@ function Facts({ client }: { client: Client }) {
   );
 }
 
-function Tunnels({ client }: { client: Client }) {
-  return (
-    <Card withBorder padding="lg">
-      <Title order={2} size="h4" mb="sm">
-        Tunnels
-      </Title>
-      {client.tunnels.length === 0 ? (
-        <Text size="sm" c="dimmed">
-          No tunnel is open to this client.
-        </Text>
-      ) : (
-        <Table.ScrollContainer minWidth={500}>
-          <Table>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Local</Table.Th>
-                <Table.Th>Remote</Table.Th>
-                <Table.Th>Scheme</Table.Th>
-                <Table.Th>ACL</Table.Th>
-                <Table.Th />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {client.tunnels.map((tunnel) => {
-                const local = `${tunnel.lhost || window.location.hostname}:${tunnel.lport}`;
-                return (
-                  <Table.Tr key={tunnel.id}>
-                    <Table.Td ff="monospace">{local}</Table.Td>
-                    <Table.Td ff="monospace">
-                      {tunnel.rhost}:{tunnel.rport}
-                    </Table.Td>
-                    <Table.Td>{tunnel.scheme ?? '—'}</Table.Td>
-                    <Table.Td>{tunnel.acl ?? 'any'}</Table.Td>
-                    <Table.Td>
-                      <CopyButton value={local}>
-                        {({ copied, copy }) => (
-                          <Button size="compact-xs" variant="light" onClick={copy}>
-                            {copied ? 'Copied' : 'Copy address'}
-                          </Button>
-                        )}
-                      </CopyButton>
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
-    </Card>
-  );
-}
-
 export function ClientPage() {
   const { clientId } = route.useParams();
   const client = useQuery(clientQuery(clientId));
@@ -149,7 +98,8 @@ export function ClientPage() {
           </Group>
           <Facts client={client.data} />
           <CommandRunner clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
-          <Tunnels client={client.data} />
+          <ClientTunnels clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
+          {client.data.connection_state === 'disconnected' && <ForgetClient clientId={client.data.id} />}
         </>
       )}
     </Stack>

@@ -1,6 +1,7 @@
 import {
   Badge,
   Button,
+  Checkbox,
   Group,
   Loader,
   Pagination,
@@ -18,15 +19,20 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { clientListQueryOptions } from '../api/queries.js';
-import { CLIENT_COLUMNS } from '../components/client-columns.js';
+import type { Client } from '../api/types.js';
+import { BulkActions, type Selection } from '../components/bulk-actions.js';
+import { columnIdsOf, columnsById } from '../components/client-columns.js';
+import { ColumnChooser } from '../components/column-chooser.js';
 import { ErrorAlert } from '../components/error-alert.js';
+import { SavedViewsBar } from '../components/saved-views-bar.js';
 import {
   DEFAULT_PAGE_SIZE,
   isFiltered,
   nextSort,
   PAGE_SIZES,
+  viewSearchString,
   type ClientSearch,
 } from '../lib/client-filters.js';
 
@@ -101,15 +107,39 @@ export function ClientsPage() {
   const update = (next: Partial<ClientSearch>) =>
     void navigate({ search: (prev) => ({ ...prev, ...next }), replace: true });
   const list = useQuery({ ...clientListQueryOptions(search), placeholderData: keepPreviousData });
-  const rows = list.data?.data ?? [];
+  const rows: Client[] = list.data?.data ?? [];
   const count = list.data?.meta.count ?? 0;
   const limit = search.limit ?? DEFAULT_PAGE_SIZE;
   const pages = Math.max(1, Math.ceil(count / limit));
   const sort = search.sort ?? 'name';
+  const columnIds = columnIdsOf(search.cols);
+  const columns = useMemo(() => columnsById(columnIdsOf(search.cols)), [search.cols]);
+  const [selection, setSelection] = useState<Selection>({ all: false, rows: new Map() });
+  // A new filter is another set of clients: the selection starts again.
+  const filterKey = viewSearchString({ ...search, cols: undefined, sort: undefined, limit: undefined });
+  useEffect(() => setSelection({ all: false, rows: new Map() }), [filterKey]);
+  const selectedCount = selection.all ? count : selection.rows.size;
+  const pageSelected = !selection.all && rows.length > 0 && rows.every((r) => selection.rows.has(r.id));
+  const toggleRow = (id: string, state: 'connected' | 'disconnected', on: boolean) =>
+    setSelection((prev) => {
+      const next = new Map(prev.all ? [] : prev.rows);
+      if (on) next.set(id, state);
+      else next.delete(id);
+      return { all: false, rows: next };
+    });
+  const togglePage = (on: boolean) =>
+    setSelection((prev) => {
+      const next = new Map(prev.all ? [] : prev.rows);
+      for (const row of rows) {
+        if (on) next.set(row.id, row.connection_state);
+        else next.delete(row.id);
+      }
+      return { all: false, rows: next };
+    });
 
   const table = useReactTable({
     data: rows,
-    columns: CLIENT_COLUMNS,
+    columns,
     getCoreRowModel: getCoreRowModel(),
     manualSorting: true,
     manualPagination: true,
@@ -140,13 +170,47 @@ export function ClientsPage() {
           </Badge>
         </Group>
       </Group>
-      <Filters search={search} update={update} />
+      <SavedViewsBar search={search} open={(next) => void navigate({ search: next })} />
+      <Group align="end" justify="space-between" gap="sm">
+        <Filters key={search.view ?? ''} search={search} update={update} />
+        <ColumnChooser
+          shown={columnIds}
+          change={(ids) => update({ cols: ids ? ids.join(',') : undefined })}
+        />
+      </Group>
       {list.error && <ErrorAlert error={list.error} />}
+      <BulkActions
+        search={search}
+        selection={selection}
+        count={selectedCount}
+        clear={() => setSelection({ all: false, rows: new Map() })}
+      />
+      {pageSelected && count > rows.length && (
+        <Group gap="xs">
+          <Text size="sm">All {rows.length} clients on this page are selected.</Text>
+          <Button size="compact-sm" variant="light" onClick={() => setSelection({ all: true })}>
+            Select all {count} clients matching the filter
+          </Button>
+        </Group>
+      )}
+      {selection.all && (
+        <Text size="sm" data-testid="all-matching">
+          All {count} clients matching the filter are selected.
+        </Text>
+      )}
       <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Clients list">
         <Table className="clients-table" striped highlightOnHover verticalSpacing="xs" miw={900}>
           <Table.Thead>
             {table.getHeaderGroups().map((group) => (
               <Table.Tr key={group.id}>
+                <Table.Th w={40}>
+                  <Checkbox
+                    aria-label="Select every client on this page"
+                    checked={selection.all || pageSelected}
+                    indeterminate={!selection.all && !pageSelected && selection.rows.size > 0}
+                    onChange={(e) => togglePage(e.currentTarget.checked)}
+                  />
+                </Table.Th>
                 {group.headers.map((header) => {
                   const field = header.column.columnDef.meta?.sort;
                   const label = flexRender(header.column.columnDef.header, header.getContext());
@@ -175,7 +239,7 @@ export function ClientsPage() {
           <Table.Tbody>
             {padTop > 0 && (
               <tr aria-hidden="true">
-                <td style={{ height: padTop, padding: 0 }} colSpan={CLIENT_COLUMNS.length} />
+                <td style={{ height: padTop, padding: 0 }} colSpan={columns.length + 1} />
               </tr>
             )}
             {items.map((item) => {
@@ -183,6 +247,15 @@ export function ClientsPage() {
               if (!row) return null;
               return (
                 <Table.Tr key={row.id} data-testid="client-row" style={{ height: ROW_HEIGHT }}>
+                  <Table.Td>
+                    <Checkbox
+                      aria-label={`Select ${row.original.name || row.original.id}`}
+                      checked={selection.all || selection.rows.has(row.id)}
+                      onChange={(e) =>
+                        toggleRow(row.id, row.original.connection_state, e.currentTarget.checked)
+                      }
+                    />
+                  </Table.Td>
                   {row.getVisibleCells().map((cell) => (
                     <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
                       {flexRender(cell.column.columnDef.cell, cell.getContext())}
@@ -193,7 +266,7 @@ export function ClientsPage() {
             })}
             {padBottom > 0 && (
               <tr aria-hidden="true">
-                <td style={{ height: padBottom, padding: 0 }} colSpan={CLIENT_COLUMNS.length} />
+                <td style={{ height: padBottom, padding: 0 }} colSpan={columns.length + 1} />
               </tr>
             )}
           </Table.Tbody>

@@ -11,9 +11,12 @@ import {
   Tooltip,
 } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { openTunnelsQuery, statusQuery, vaultStatusQuery } from '../api/queries.js';
+import { tunnelsQuery } from '../api/fleet.js';
+import { statusQuery, vaultStatusQuery } from '../api/queries.js';
 import { ErrorAlert } from '../components/error-alert.js';
+import { RecentRuns } from '../components/recent-runs.js';
 import { StatCard } from '../components/stat-card.js';
+import { formatDuration } from '../lib/format.js';
 
 function VaultCard() {
   const vault = useQuery(vaultStatusQuery);
@@ -43,7 +46,7 @@ function VaultCard() {
 
 export function DashboardPage() {
   const status = useQuery(statusQuery);
-  const tunnels = useQuery(openTunnelsQuery);
+  const tunnels = useQuery(tunnelsQuery);
   const data = status.data;
   return (
     <Stack>
@@ -70,13 +73,9 @@ export function DashboardPage() {
         />
         <StatCard
           label="Open tunnels"
-          value={tunnels.data?.tunnels}
+          value={tunnels.error ? '—' : tunnels.data?.meta.count}
           loading={tunnels.isPending}
-          hint={
-            tunnels.data && tunnels.data.counted < tunnels.data.connected
-              ? `on the first ${tunnels.data.counted} of ${tunnels.data.connected} connected clients`
-              : undefined
-          }
+          to="/tunnels"
           testId="tunnels-open"
         />
         <VaultCard />
@@ -92,6 +91,14 @@ export function DashboardPage() {
                 Version
               </Text>
               <Text data-testid="server-version">{data.version}</Text>
+            </Group>
+            <Group gap="xs">
+              <Text c="dimmed" w={110}>
+                Up for
+              </Text>
+              <Text data-testid="server-uptime" title={`since ${new Date(data.started_at).toLocaleString()}`}>
+                {formatDuration(data.uptime_sec * 1000)}
+              </Text>
             </Group>
             <Group gap="xs" wrap="nowrap" align="start">
               <Text c="dimmed" w={110} style={{ flexShrink: 0 }}>
@@ -136,6 +143,7 @@ export function DashboardPage() {
           </Stack>
         )}
       </Card>
+      <RecentRuns />
     </Stack>
   );
 }

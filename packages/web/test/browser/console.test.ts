@@ -69,7 +69,8 @@ interface PageGlobals {
   document: { querySelectorAll(selector: string): { length: number } };
 }
 
-const rowNames = () => page.getByTestId('client-row').locator('td:first-child').allTextContents();
+// The first cell is the row's selection checkbox; the name comes next.
+const rowNames = () => page.getByTestId('client-row').locator('td:nth-child(2)').allTextContents();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-console-'));

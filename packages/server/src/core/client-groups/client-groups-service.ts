@@ -80,7 +80,7 @@ export class ClientGroupsService implements GroupClassifier {
   preview(params: ClientGroupParams): ClientGroupPreview {
     const matches = compileGroupParams(params);
     const preview: ClientGroupPreview = { num_clients: 0, num_clients_connected: 0, clients: [] };
-    for (const record of this.registry.sortedById()) {
+    for (const record of this.directory.sortedById()) {
       if (!matches(matchView(record))) continue;
       preview.num_clients += 1;
       if (record.connection_state === 'connected') preview.num_clients_connected += 1;

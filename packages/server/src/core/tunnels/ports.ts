@@ -28,6 +28,8 @@ export interface TunnelHandle {
   readonly port: number;
   /** TCP connections currently relayed. */
   readonly activeConnections: number;
+  /** Epoch milliseconds at which the idle timeout closes it; undefined while in use or without a timeout. */
+  readonly idleCloseAt?: number | undefined;
   /** Stops listening and cuts the open connections. */
   close(): Promise<void>;
 }

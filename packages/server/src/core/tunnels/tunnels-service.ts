@@ -1,3 +1,4 @@
+import type { TunnelOverview } from '@svc/protocol';
 import type { ClientTunnel } from '../clients/client-record.js';
 import { clientNotFound, type ClientDirectory } from '../clients/client-directory.js';
 import type { AgentDispatch } from '../dispatch.js';
@@ -13,7 +14,7 @@ import type { TunnelRequest } from './tunnel-request.js';
 export class TunnelsService {
   constructor(
     private readonly directory: Pick<ClientDirectory, 'get'>,
-    private readonly dispatch: Pick<AgentDispatch, 'openTunnel' | 'closeTunnel'>,
+    private readonly dispatch: Pick<AgentDispatch, 'openTunnel' | 'closeTunnel' | 'hostedTunnels'>,
   ) {}
 
   /** Opens a tunnel and stores its definition; `apiHost` is the host name the caller reached the API by. */
@@ -34,5 +35,15 @@ export class TunnelsService {
     if (!this.directory.get(clientId)) throw clientNotFound(clientId);
     if (!/^[1-9]\d{0,14}$/.test(tunnelId)) throw errors.notFound(clientId, tunnelId);
     await this.dispatch.closeTunnel(clientId, tunnelId, force);
+  }
+
+  /** Every tunnel of the connected clients, open or waiting to be re-opened, with its client (GET /tunnels). */
+  async overview(caller: UserRecord): Promise<TunnelOverview[]> {
+    assertMayUseTunnels(caller);
+    const hosted = await this.dispatch.hostedTunnels();
+    return hosted.map((tunnel) => ({
+      ...tunnel,
+      client_name: this.directory.get(tunnel.client_id)?.name ?? '',
+    }));
   }
 }

@@ -1,12 +1,21 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { tunnelSchema } from '@svc/protocol';
+import { applyListQuery, parseListQuery, tunnelOverviewSchema, tunnelSchema } from '@svc/protocol';
 import { z } from 'zod';
 import { parseTunnelRequest } from '../../core/tunnels/tunnel-request.js';
 import type { TunnelsService } from '../../core/tunnels/tunnels-service.js';
 import { callerOf } from '../auth.js';
 import { booleanParam } from '../query.js';
-import { data, documented, empty, type ApiOperation, type QueryParameter } from '../openapi/operation.js';
+import { TUNNEL_LIST } from '../../core/tunnels/tunnel-list.js';
+import {
+  data,
+  documented,
+  empty,
+  list,
+  sparse,
+  type ApiOperation,
+  type QueryParameter,
+} from '../openapi/operation.js';
 
 type ClientParams = { Params: { id: string } };
 type TunnelParams = { Params: { id: string; tunnelId: string } };
@@ -19,6 +28,14 @@ const text = (name: string, description: string): QueryParameter => ({
 const FORCE = text('force', 'true: close it even while connections are open.');
 
 const OPERATIONS = {
+  list: {
+    tag: 'tunnels',
+    summary: 'List the tunnels of every connected client, with who opened them and their timers',
+    description:
+      'The tunnels of the clients connected to the answering svcd node; a tunnel waiting to be re-opened has `open: false`.',
+    list: TUNNEL_LIST,
+    responses: [list(sparse(tunnelOverviewSchema))],
+  },
   open: {
     tag: 'tunnels',
     summary: 'Open a tunnel to a client (every parameter is in the query)',
@@ -40,6 +57,8 @@ const OPERATIONS = {
   delete: { tag: 'tunnels', summary: 'Close a tunnel', query: [FORCE], responses: [empty(204, 'Closed')] },
 } satisfies Record<string, ApiOperation>;
 
+const NUMERIC_FIELDS = new Set(['id', 'lport', 'rport']);
+
 /** A host name, an IPv4 address or an IPv6 address (without brackets). */
 const HOST = /^[A-Za-z0-9.:-]{1,253}$/;
 
@@ -51,6 +70,16 @@ function apiHostOf(request: FastifyRequest): string {
 
 /** Tunnels on demand: every parameter is in the query string, no body (as in the reference system). */
 export function tunnelRoutes(app: FastifyInstance, tunnels: TunnelsService): void {
+  app.get('/tunnels', documented(OPERATIONS.list), async (request) => {
+    const query = parseListQuery(request.query as Record<string, unknown>, TUNNEL_LIST);
+    const all = await tunnels.overview(callerOf(request).user);
+    // Ids and ports are strings on the wire (spec 2.12) but sort as numbers ("10" after "9").
+    const { data, count } = applyListQuery(all, query, (item, field) =>
+      NUMERIC_FIELDS.has(field) ? Number(item[field as keyof typeof item]) : item[field as keyof typeof item],
+    );
+    return { data, meta: { count } };
+  });
+
   app.put<ClientParams>('/clients/:id/tunnels', documented(OPERATIONS.open), async (request) => {
     const caller = callerOf(request).user;
     const tunnel = parseTunnelRequest(request.query as Record<string, unknown>);
