@@ -12,6 +12,33 @@ export function pathLookup(
   return (name) => findOnPath(name, pathValue, extensions);
 }
 
+/** How long a program found on PATH stays the answer, while it is still an executable file, before PATH is searched again. */
+export const PATH_LOOKUP_TTL_MS = 60_000;
+
+/**
+ * `lookup` remembering what it found: a program found before is checked to still be an executable file (two file
+ * system calls) instead of PATH being searched again (a failing stat for each folder before its own, each an
+ * error object, and a realpath: ~1 ms of the agent's CPU per job, 2026-11-28). A program that is gone, or an
+ * answer older than `ttlMs`, searches again, so a program installed earlier on PATH is found within `ttlMs`, as a
+ * shell's command hash would after `hash -r`. Names not found are not remembered.
+ */
+export function rememberedLookup(
+  lookup: (name: string) => Promise<string | undefined>,
+  isExecutable: (path: string) => Promise<boolean> = isExecutableFile,
+  ttlMs = PATH_LOOKUP_TTL_MS,
+  now: () => number = () => performance.now(),
+): (name: string) => Promise<string | undefined> {
+  const found = new Map<string, { path: string; at: number }>();
+  return async (name) => {
+    const known = found.get(name);
+    if (known && now() - known.at < ttlMs && (await isExecutable(known.path))) return known.path;
+    found.delete(name);
+    const path = await lookup(name);
+    if (path !== undefined) found.set(name, { path, at: now() });
+    return path;
+  };
+}
+
 /** The interpreter host of this machine: its platform, PATH and file system. */
 export function machineInterpreterHost(
   aliases: Record<string, string>,
@@ -20,7 +47,7 @@ export function machineInterpreterHost(
   return {
     platform: process.platform,
     aliases,
-    find: pathLookup(pathValue),
+    find: rememberedLookup(pathLookup(pathValue)),
     isExecutable: isExecutableFile,
     realPath: (path) => realpath(path).catch(() => path),
   };

@@ -1,0 +1,212 @@
+/**
+ * Where one real svc agent spends its CPU on jobs (issue 24, "speed against OpenRPort's own agents"):
+ *
+ *   npm run build && npm run bench:agent-cpu
+ *
+ * One svcd, one real agent (packages/agent/bin/svc.js). The agent's CPU time (user + system from /proc/<pid>/stat,
+ * which a loaded machine does not inflate the way it does wall-clock times) is read around:
+ * 1. idle: BENCH_AGENT_SPACING_MS with no job, the cost of just being connected;
+ * 2. the first command on the freshly connected agent (also its wall time, POST until the job is stored);
+ * 3. BENCH_AGENT_JOBS commands (`/usr/bin/true`) one after another: CPU per command;
+ * 4. BENCH_AGENT_SPACED commands BENCH_AGENT_SPACING_MS apart: CPU per command, less the idle cost of the gap.
+ *
+ * Target: ≤ 2 × rport's agent CPU per command (40–80 ms for 50 rport agents → ≤ 3.2 ms per agent and command).
+ * BENCH_AGENT_PROFILE_DIR=<dir> runs the agent with `node --cpu-prof` into that folder (open in Chrome DevTools).
+ * BENCH_STRICT=1 exits 1 when the target fails.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiClient } from './support/api-client.js';
+import { onCleanUp, runBench } from './support/bench-runner.js';
+import { envNumber } from './support/child-processes.js';
+import { summarize } from './support/latency.js';
+import { processCpuMs } from './support/proc-stats.js';
+import { RealAgentFleet } from './support/real-agent-fleet.js';
+import {
+  checksTable,
+  type Check,
+  loadAverage,
+  machine,
+  progress,
+  table,
+  writeResult,
+} from './support/report.js';
+import { CLIENT_AUTH, API_USER, SvcdProcess } from './support/svcd-process.js';
+
+const JOBS = Math.round(envNumber('BENCH_AGENT_JOBS', 200, 10_000));
+const SPACED = Math.round(envNumber('BENCH_AGENT_SPACED', 5, 100));
+const SPACING_MS = Math.round(envNumber('BENCH_AGENT_SPACING_MS', 4_500, 60_000));
+const PROFILE_DIR = process.env['BENCH_AGENT_PROFILE_DIR'];
+/** More of node's options for the agent, space-separated (e.g. `--trace-gc`). */
+const NODE_ARGS = (process.env['BENCH_AGENT_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** A file the agent's stdout and stderr are copied to. */
+const AGENT_LOG = process.env['BENCH_AGENT_LOG'];
+/** The agent's --log-level (info). */
+const LOG_LEVEL = process.env['BENCH_AGENT_LOG_LEVEL'] ?? 'info';
+const STRICT = process.env['BENCH_STRICT'] === '1';
+const POLL_MS = 5;
+const RUN_TIMEOUT_MS = 60_000;
+const CLIENT_ID = 'cpu-0000';
+
+/** rport's agent CPU for one command: 40–80 ms on 50 agents (issue 24); the target is 2 × 1.6 ms. */
+const RPORT_CPU_PER_COMMAND_MS = 80 / 50;
+/** rportd's first command on 50 fresh agents (ms); the target is 2 ×. */
+const RPORT_FIRST_MS = 356;
+
+interface JobView {
+  status?: string;
+}
+
+/** POST /commands on the one agent; resolves with ms until its job has left `running`. */
+async function runCommand(api: ApiClient): Promise<number> {
+  const started = performance.now();
+  const post = await api.post('/commands', {
+    command: '/usr/bin/true',
+    client_ids: [CLIENT_ID],
+    execute_concurrently: true,
+    abort_on_error: false,
+    timeout_sec: 60,
+  });
+  if (post.status !== 200) throw new Error(`POST /commands: HTTP ${post.status} ${post.body.slice(0, 300)}`);
+  const jid = (JSON.parse(post.body) as { data: { jid: string } }).data.jid;
+  while (performance.now() - started < RUN_TIMEOUT_MS) {
+    const { data } = await api.getJson<{ jobs?: JobView[] }>(`/commands/${jid}`);
+    const job = data.jobs?.[0];
+    if (job && job.status !== 'running') {
+      if (job.status !== 'successful') throw new Error(`run ${jid}: the job is ${job.status}`);
+      return performance.now() - started;
+    }
+    await sleep(POLL_MS);
+  }
+  throw new Error(`run ${jid} did not finish within ${RUN_TIMEOUT_MS} ms`);
+}
+
+async function main(): Promise<boolean> {
+  const workDir = await mkdtemp(join(tmpdir(), 'svc-bench-agent-cpu-'));
+  onCleanUp(() => rm(workDir, { recursive: true, force: true }));
+  const svcd = new SvcdProcess({ workDir, maxHandshakes: 0, nodeArgs: [] });
+  await svcd.start();
+  const api = new ApiClient(svcd.apiBase, 1);
+  onCleanUp(() => api.close());
+  await api.login(API_USER.name, API_USER.password);
+  const { data: status } = await api.getJson<{ fingerprint: string }>('/status');
+
+  const profileDir = PROFILE_DIR && resolve(PROFILE_DIR);
+  if (profileDir) await mkdir(profileDir, { recursive: true });
+  const fleet = new RealAgentFleet({
+    url: svcd.agentUrl,
+    authId: CLIENT_AUTH.id,
+    password: CLIENT_AUTH.password,
+    fingerprint: status.fingerprint,
+    workDir,
+    idPrefix: 'cpu-',
+    startConcurrency: 1,
+    logLevel: LOG_LEVEL,
+    nodeArgs: [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...NODE_ARGS],
+  });
+  onCleanUp(() => fleet.stop());
+  await fleet.growTo(1);
+  const proc = fleet.agents[0]?.proc;
+  const pid = proc?.pid;
+  if (AGENT_LOG) {
+    const log = createWriteStream(AGENT_LOG, { flags: 'a' });
+    proc?.stdout?.on('data', (chunk: Buffer) => log.write(chunk));
+    proc?.stderr?.on('data', (chunk: Buffer) => log.write(chunk));
+  }
+  const cpu = () => {
+    const ms = processCpuMs(pid);
+    if (ms === undefined) throw new Error('the agent has stopped');
+    return ms;
+  };
+  // As in the fleet bench: the agent is idle a moment after connecting when the first command comes.
+  await sleep(2_000);
+
+  let before = cpu();
+  await sleep(SPACING_MS);
+  const idleMs = cpu() - before;
+  progress(`idle for ${SPACING_MS} ms: ${idleMs} ms of CPU`);
+
+  before = cpu();
+  const firstWallMs = await runCommand(api);
+  const firstCpuMs = cpu() - before;
+  progress(`first command: ${firstWallMs.toFixed(0)} ms, ${firstCpuMs} ms of agent CPU`);
+
+  const walls: number[] = [];
+  before = cpu();
+  for (let i = 0; i < JOBS; i++) walls.push(await runCommand(api));
+  const sequentialCpuMs = (cpu() - before) / JOBS;
+  progress(`${JOBS} commands one after another: ${sequentialCpuMs.toFixed(2)} ms of agent CPU each`);
+
+  const spacedWalls: number[] = [];
+  before = cpu();
+  for (let i = 0; i < SPACED; i++) {
+    await sleep(SPACING_MS);
+    spacedWalls.push(await runCommand(api));
+  }
+  const spacedRawMs = (cpu() - before) / SPACED;
+  const spacedCpuMs = spacedRawMs - idleMs;
+  progress(`${SPACED} commands ${SPACING_MS} ms apart: ${spacedCpuMs.toFixed(1)} ms of agent CPU each`);
+
+  const seq = summarize(walls);
+  const spaced = summarize(spacedWalls);
+  console.log(
+    table(
+      ['measure', 'agent CPU (ms)', 'wall (ms, loaded machine)'],
+      [
+        [`idle ${SPACING_MS} ms`, idleMs.toFixed(0), '–'],
+        ['first command, fresh agent', firstCpuMs.toFixed(0), firstWallMs.toFixed(0)],
+        [`per command, ${JOBS} in a row`, sequentialCpuMs.toFixed(2), `p50 ${seq.p50.toFixed(0)}`],
+        [
+          `per command, ${SPACED} × ${SPACING_MS} ms apart (less idle)`,
+          spacedCpuMs.toFixed(1),
+          `p50 ${spaced.p50.toFixed(0)}`,
+        ],
+      ],
+    ),
+  );
+  const checks: Check[] = [
+    {
+      target: 'agent CPU per command, in a row',
+      value: `${sequentialCpuMs.toFixed(2)} ms`,
+      limit: `2 × ${RPORT_CPU_PER_COMMAND_MS} ms`,
+      pass: sequentialCpuMs <= 2 * RPORT_CPU_PER_COMMAND_MS,
+    },
+    {
+      target: 'agent CPU per command, spaced',
+      value: `${spacedCpuMs.toFixed(1)} ms`,
+      limit: `2 × ${RPORT_CPU_PER_COMMAND_MS} ms`,
+      pass: spacedCpuMs <= 2 * RPORT_CPU_PER_COMMAND_MS,
+    },
+    {
+      target: 'first command, fresh agent (wall)',
+      value: `${firstWallMs.toFixed(0)} ms`,
+      limit: `2 × ${RPORT_FIRST_MS} ms`,
+      pass: firstWallMs <= 2 * RPORT_FIRST_MS,
+    },
+  ];
+  console.log(checksTable(checks));
+  const file = await writeResult('agent-cpu', {
+    machine: machine(),
+    load: loadAverage(),
+    jobs: JOBS,
+    spaced: SPACED,
+    spacingMs: SPACING_MS,
+    idleMs,
+    firstCpuMs,
+    firstWallMs,
+    sequentialCpuMs,
+    sequentialWall: seq,
+    spacedCpuMs,
+    spacedRawMs,
+    spacedWall: spaced,
+    checks,
+  });
+  progress(`results in ${file}`);
+  if (profileDir) progress(`CPU profile of the agent goes to ${profileDir} when it stops`);
+  return checks.every((check) => check.pass);
+}
+
+await runBench(main, STRICT);
