@@ -8,7 +8,8 @@
  * 1. idle: BENCH_AGENT_SPACING_MS with no job, the cost of just being connected;
  * 2. the first command on the freshly connected agent (also its wall time, POST until the job is stored);
  * 3. BENCH_AGENT_JOBS commands (`/usr/bin/true`) one after another: CPU per command;
- * 4. BENCH_AGENT_SPACED commands BENCH_AGENT_SPACING_MS apart: CPU per command, less the idle cost of the gap.
+ * 4. BENCH_AGENT_SETTLE_MS (20 s) after them: the memory reclaim that follows a burst, and V8's memory reducer;
+ * 5. BENCH_AGENT_SPACED commands BENCH_AGENT_SPACING_MS apart: CPU per command, less the idle cost of the gap.
  *
  * Target: ≤ 2 × rport's agent CPU per command (40–80 ms for 50 rport agents → ≤ 3.2 ms per agent and command).
  * BENCH_AGENT_PROFILE_DIR=<dir> runs the agent with `node --cpu-prof` into that folder (open in Chrome DevTools).
@@ -48,6 +49,11 @@ const AGENT_LOG = process.env['BENCH_AGENT_LOG'];
 const LOG_LEVEL = process.env['BENCH_AGENT_LOG_LEVEL'] ?? 'info';
 const STRICT = process.env['BENCH_STRICT'] === '1';
 const POLL_MS = 5;
+/**
+ * After the burst of commands: the reclaim's quiet time and its two collections (3 + 3 s), and V8's own memory
+ * reducer, which its collections start (one or two more full collections ~8 s after the second).
+ */
+const SETTLE_MS = Math.round(envNumber('BENCH_AGENT_SETTLE_MS', 20_000, 120_000));
 const RUN_TIMEOUT_MS = 60_000;
 const CLIENT_ID = 'cpu-0000';
 
@@ -121,6 +127,7 @@ async function main(): Promise<boolean> {
     if (ms === undefined) throw new Error('the agent has stopped');
     return ms;
   };
+  progress(`agent connected, pid ${pid}`);
   // As in the fleet bench: the agent is idle a moment after connecting when the first command comes.
   await sleep(2_000);
 
@@ -131,14 +138,24 @@ async function main(): Promise<boolean> {
 
   before = cpu();
   const firstWallMs = await runCommand(api);
+  await sleep(200);
   const firstCpuMs = cpu() - before;
   progress(`first command: ${firstWallMs.toFixed(0)} ms, ${firstCpuMs} ms of agent CPU`);
+  // What the first command leaves behind (its result's acknowledgement, a debug line) is not the next ones'.
+  await sleep(2_000);
 
   const walls: number[] = [];
   before = cpu();
   for (let i = 0; i < JOBS; i++) walls.push(await runCommand(api));
   const sequentialCpuMs = (cpu() - before) / JOBS;
   progress(`${JOBS} commands one after another: ${sequentialCpuMs.toFixed(2)} ms of agent CPU each`);
+
+  // The memory reclaim after the burst and V8's memory reducer belong to the burst: wait them out before the
+  // spaced commands.
+  before = cpu();
+  await sleep(SETTLE_MS);
+  const afterBurstMs = cpu() - before;
+  progress(`${SETTLE_MS} ms after them: ${afterBurstMs} ms of agent CPU (reclaim, V8's memory reducer)`);
 
   const spacedWalls: number[] = [];
   before = cpu();
@@ -159,6 +176,7 @@ async function main(): Promise<boolean> {
         [`idle ${SPACING_MS} ms`, idleMs.toFixed(0), '–'],
         ['first command, fresh agent', firstCpuMs.toFixed(0), firstWallMs.toFixed(0)],
         [`per command, ${JOBS} in a row`, sequentialCpuMs.toFixed(2), `p50 ${seq.p50.toFixed(0)}`],
+        [`the ${SETTLE_MS / 1000} s after them (reclaim)`, afterBurstMs.toFixed(0), '–'],
         [
           `per command, ${SPACED} × ${SPACING_MS} ms apart (less idle)`,
           spacedCpuMs.toFixed(1),
@@ -199,6 +217,7 @@ async function main(): Promise<boolean> {
     firstWallMs,
     sequentialCpuMs,
     sequentialWall: seq,
+    afterBurstMs,
     spacedCpuMs,
     spacedRawMs,
     spacedWall: spaced,

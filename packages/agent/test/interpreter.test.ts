@@ -71,34 +71,42 @@ describe('PATH lookup', () => {
     expect(await find('cmd.exe')).toBe(join(winBin, 'cmd.exe'));
   });
 
-  test('a remembered program is checked, not searched for; once gone or too old, PATH is searched again', async () => {
+  test('a remembered program is trusted a second, then checked; once gone or too old, PATH is searched again', async () => {
     const first = join(root, 'first');
     const second = join(root, 'second');
     await mkdir(first);
     await mkdir(second);
     await program(second, 'tool');
     const searches: string[] = [];
+    const checks: string[] = [];
     const search = pathLookup(`${first}:${second}`, 'linux');
     let clock = 0;
     const find = rememberedLookup(
       (name) => (searches.push(name), search(name)),
-      isExecutableFile,
-      1_000,
+      (path) => (checks.push(path), isExecutableFile(path)),
+      10_000,
       () => clock,
     );
     expect(await find('tool')).toBe(join(second, 'tool'));
+    clock = 999;
     expect(await find('tool')).toBe(join(second, 'tool'));
+    expect(checks).toEqual([]);
+    clock = 1_000;
+    expect(await find('tool')).toBe(join(second, 'tool'));
+    expect(checks).toEqual([join(second, 'tool')]);
     expect(searches).toEqual(['tool']);
     // Installed earlier on PATH: found once the remembered answer is older than the TTL.
     await program(first, 'tool');
-    clock = 999;
+    clock = 9_999;
     expect(await find('tool')).toBe(join(second, 'tool'));
-    clock = 1_000;
+    clock = 10_000;
     expect(await find('tool')).toBe(join(first, 'tool'));
-    // Gone: searched again at once.
+    // Gone: searched again at its next check.
     await unlink(join(first, 'tool'));
+    clock = 11_000;
     expect(await find('tool')).toBe(join(second, 'tool'));
     await unlink(join(second, 'tool'));
+    clock = 12_000;
     expect(await find('tool')).toBeUndefined();
     expect(await find('tool')).toBeUndefined();
     expect(searches).toEqual(['tool', 'tool', 'tool', 'tool', 'tool']);

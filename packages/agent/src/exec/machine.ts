@@ -12,13 +12,20 @@ export function pathLookup(
   return (name) => findOnPath(name, pathValue, extensions);
 }
 
+/** A monotonic clock in ms (performance.now() would load node's perf_hooks in the first job's path). */
+const monotonicMs = () => Number(process.hrtime.bigint() / 1_000_000n);
+
 /** How long a program found on PATH stays the answer, while it is still an executable file, before PATH is searched again. */
 export const PATH_LOOKUP_TTL_MS = 60_000;
+
+/** How long a remembered program, just checked, is taken as still there without checking again. */
+const RECHECK_MS = 1_000;
 
 /**
  * `lookup` remembering what it found: a program found before is checked to still be an executable file (two file
  * system calls) instead of PATH being searched again (a failing stat for each folder before its own, each an
- * error object, and a realpath: ~1 ms of the agent's CPU per job, 2026-11-28). A program that is gone, or an
+ * error object, and a realpath: ~1 ms of the agent's CPU per job, 2026-11-28), and not even checked again within
+ * a second of the last check. A program that is gone, or an
  * answer older than `ttlMs`, searches again, so a program installed earlier on PATH is found within `ttlMs`, as a
  * shell's command hash would after `hash -r`. Names not found are not remembered.
  */
@@ -26,15 +33,23 @@ export function rememberedLookup(
   lookup: (name: string) => Promise<string | undefined>,
   isExecutable: (path: string) => Promise<boolean> = isExecutableFile,
   ttlMs = PATH_LOOKUP_TTL_MS,
-  now: () => number = () => performance.now(),
+  now: () => number = monotonicMs,
 ): (name: string) => Promise<string | undefined> {
-  const found = new Map<string, { path: string; at: number }>();
+  const found = new Map<string, { path: string; at: number; checkedAt: number }>();
   return async (name) => {
     const known = found.get(name);
-    if (known && now() - known.at < ttlMs && (await isExecutable(known.path))) return known.path;
+    const at = now();
+    if (known && at - known.at < ttlMs) {
+      // Commands in a row: a check a moment ago still holds (a program removed since fails to start, clearly).
+      if (at - known.checkedAt < RECHECK_MS) return known.path;
+      if (await isExecutable(known.path)) {
+        known.checkedAt = at;
+        return known.path;
+      }
+    }
     found.delete(name);
     const path = await lookup(name);
-    if (path !== undefined) found.set(name, { path, at: now() });
+    if (path !== undefined) found.set(name, { path, at: now(), checkedAt: now() });
     return path;
   };
 }
