@@ -172,7 +172,9 @@ async function main(): Promise<boolean> {
 
   // A fresh agent's first commands: the memory reclaim its first command asked for is still to come.
   const fresh = await spacedCommands(FRESH_SPACED);
-  progress(`${FRESH_SPACED} more commands ${SPACING_MS} ms apart: ${fresh.cpuMs.toFixed(1)} ms of agent CPU each`);
+  progress(
+    `${FRESH_SPACED} more commands ${SPACING_MS} ms apart: ${fresh.cpuMs.toFixed(1)} ms of agent CPU each`,
+  );
   const afterFreshMs = await settle();
 
   const walls: number[] = [];

@@ -15,7 +15,7 @@ export function pathLookup(
 /** A monotonic clock in ms (performance.now() would load node's perf_hooks in the first job's path). */
 const monotonicMs = () => Number(process.hrtime.bigint() / 1_000_000n);
 
-/** How long a program found on PATH stays the answer, while it is still an executable file, before PATH is searched again. */
+/** How long a program found on PATH stays the answer (while it is an executable file) before PATH is searched again. */
 export const PATH_LOOKUP_TTL_MS = 60_000;
 
 /** How long a remembered program, just checked, is taken as still there without checking again. */
@@ -24,10 +24,9 @@ const RECHECK_MS = 1_000;
 /**
  * `lookup` remembering what it found: a program found before is checked to still be an executable file (two file
  * system calls) instead of PATH being searched again (a failing stat for each folder before its own, each an
- * error object, and a realpath: ~1 ms of the agent's CPU per job, 2026-11-28), and not even checked again within
- * a second of the last check. A program that is gone, or an
- * answer older than `ttlMs`, searches again, so a program installed earlier on PATH is found within `ttlMs`, as a
- * shell's command hash would after `hash -r`. Names not found are not remembered.
+ * error object, then a realpath), and within RECHECK_MS of its last check not even that. A program that is gone,
+ * or an answer older than `ttlMs`, searches again, so a program installed earlier on PATH is found within `ttlMs`,
+ * as a shell's command hash would after `hash -r`. Names not found are not remembered.
  */
 export function rememberedLookup(
   lookup: (name: string) => Promise<string | undefined>,
