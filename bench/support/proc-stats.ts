@@ -79,3 +79,10 @@ export function processRssKiB(pid: number | undefined): number | undefined {
     return undefined;
   }
 }
+
+/** Minor page faults of the process so far (field 10 of its stat line); undefined when it is gone. */
+export function processMinorFaults(pid: number | undefined): number | undefined {
+  const fields = pid === undefined ? undefined : statFields(pid);
+  // minflt is field 10 of the line, index 7 here (see timesOf).
+  return fields && Number(fields[7]);
+}

@@ -24,6 +24,10 @@ export interface RealAgentOptions {
   idPrefix: string;
   /** Agents starting (spawned, not yet connected) at once. */
   startConcurrency: number;
+  /** node's own options before the agent's script (e.g. --cpu-prof); none by default. */
+  nodeArgs?: string[];
+  /** The agents' --log-level; info by default. */
+  logLevel?: string;
 }
 
 /** Resolves once the agent logs that svcd accepted its hello; rejects if it exits or times out first. */
@@ -70,8 +74,9 @@ export class RealAgentFleet {
         await mkdir(dataDir, { recursive: true });
         const { authId, password, fingerprint, url } = this.options;
         const args = [
+          ...(this.options.nodeArgs ?? []),
           ...[SVC_BIN, '--auth', `${authId}:${password}`, '--id', id, '--fingerprint', fingerprint],
-          ...['--data-dir', dataDir, '--log-level', 'info', url],
+          ...['--data-dir', dataDir, '--log-level', this.options.logLevel ?? 'info', url],
         ];
         const env = { ...process.env, SVC_AUTH: undefined, NODE_OPTIONS: undefined, NODE_ENV: undefined };
         const agent = startChild(`agent ${id}`, process.execPath, args, { cwd: dataDir, env });

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -16,7 +16,7 @@ import {
   scriptInvocation,
   withSudo,
 } from '../src/exec/invocation.js';
-import { machineInterpreterHost, pathLookup } from '../src/exec/machine.js';
+import { machineInterpreterHost, pathLookup, rememberedLookup } from '../src/exec/machine.js';
 
 let root: string;
 /** Real folder with programs; `linked` is a symlink to it, as /bin is to /usr/bin on merged-/usr systems. */
@@ -69,6 +69,47 @@ describe('PATH lookup', () => {
     const find = pathLookup(winBin, 'win32', '.com;.exe'); // Windows matches names in any case; this file system does not;
     expect(await find('powershell')).toBe(join(winBin, 'powershell.exe'));
     expect(await find('cmd.exe')).toBe(join(winBin, 'cmd.exe'));
+  });
+
+  test('a remembered program is trusted a second, then checked; once gone or too old, PATH is searched again', async () => {
+    const first = join(root, 'first');
+    const second = join(root, 'second');
+    await mkdir(first);
+    await mkdir(second);
+    await program(second, 'tool');
+    const searches: string[] = [];
+    const checks: string[] = [];
+    const search = pathLookup(`${first}:${second}`, 'linux');
+    let clock = 0;
+    const find = rememberedLookup(
+      (name) => (searches.push(name), search(name)),
+      (path) => (checks.push(path), isExecutableFile(path)),
+      10_000,
+      () => clock,
+    );
+    expect(await find('tool')).toBe(join(second, 'tool'));
+    clock = 999;
+    expect(await find('tool')).toBe(join(second, 'tool'));
+    expect(checks).toEqual([]);
+    clock = 1_000;
+    expect(await find('tool')).toBe(join(second, 'tool'));
+    expect(checks).toEqual([join(second, 'tool')]);
+    expect(searches).toEqual(['tool']);
+    // Installed earlier on PATH: found once the remembered answer is older than the TTL.
+    await program(first, 'tool');
+    clock = 9_999;
+    expect(await find('tool')).toBe(join(second, 'tool'));
+    clock = 10_000;
+    expect(await find('tool')).toBe(join(first, 'tool'));
+    // Gone: searched again at its next check.
+    await unlink(join(first, 'tool'));
+    clock = 11_000;
+    expect(await find('tool')).toBe(join(second, 'tool'));
+    await unlink(join(second, 'tool'));
+    clock = 12_000;
+    expect(await find('tool')).toBeUndefined();
+    expect(await find('tool')).toBeUndefined();
+    expect(searches).toEqual(['tool', 'tool', 'tool', 'tool', 'tool']);
   });
 
   test("this machine's default sh resolves to an absolute path the default allow list accepts", async () => {

@@ -60,6 +60,7 @@ export function reclaimLogFields({ pausesMs, trimMs, rssBefore, rssAfter }: Recl
  */
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
+  private secondPending = false;
   private readonly quietMs: number;
   private readonly secondCollectionMs: number;
   private readonly collect: (type: 'major') => number;
@@ -74,12 +75,23 @@ export class MemoryReclaim {
     this.collect = timing.collect ?? collectGarbage;
   }
 
+  /**
+   * True between the first collection and the second: the reclaim has begun. A burst reported now starts it over
+   * (afterLoad), paying for the first collection again; a caller whose bursts are small may let it finish instead.
+   */
+  get collecting(): boolean {
+    return this.secondPending;
+  }
+
   /** A burst of work that leaves garbage has happened (or is still going on). */
   afterLoad(): void {
+    this.secondPending = false;
     this.schedule(this.quietMs, () => {
       const rssBefore = readRss();
       const first = this.collect('major');
+      this.secondPending = true;
       this.schedule(this.secondCollectionMs, () => {
+        this.secondPending = false;
         const second = this.collect('major');
         void trimCHeap().then((trimMs) =>
           this.report({ pausesMs: [first, second], trimMs, rssBefore, rssAfter: readRss() }),
@@ -89,6 +101,7 @@ export class MemoryReclaim {
   }
 
   stop(): void {
+    this.secondPending = false;
     clearTimeout(this.timer);
     this.timer = undefined;
   }

@@ -81,3 +81,35 @@ test('each new burst within the quiet time starts the wait again; stop() cancels
     vi.useRealTimers();
   }
 });
+
+test('collecting says the first collection has run and the second is still to come', () => {
+  vi.useFakeTimers();
+  const collected: string[] = [];
+  const reclaim = new MemoryReclaim(() => {}, {
+    quietMs: 100,
+    secondCollectionMs: 300,
+    collect: (type) => (collected.push(type), 0),
+  });
+  try {
+    reclaim.afterLoad();
+    expect(reclaim.collecting).toBe(false);
+    vi.advanceTimersByTime(100);
+    expect(collected).toEqual(['major']);
+    expect(reclaim.collecting).toBe(true);
+    vi.advanceTimersByTime(300);
+    expect(collected).toEqual(['major', 'major']);
+    expect(reclaim.collecting).toBe(false);
+    // A burst between the collections starts the reclaim over: no longer collecting, the wait begins again.
+    reclaim.afterLoad();
+    vi.advanceTimersByTime(100);
+    expect(reclaim.collecting).toBe(true);
+    reclaim.afterLoad();
+    expect(reclaim.collecting).toBe(false);
+    reclaim.stop();
+    vi.advanceTimersByTime(10_000);
+    expect(collected).toEqual(['major', 'major', 'major']);
+  } finally {
+    reclaim.stop();
+    vi.useRealTimers();
+  }
+});

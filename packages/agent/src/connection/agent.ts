@@ -5,7 +5,7 @@ import type { Credentials } from '../config/auth.js';
 import type { ExecSettings } from '../exec/exec-settings.js';
 import { JobExecutor } from '../exec/job-executor.js';
 import type { JobEnvironment } from '../exec/job-start.js';
-import { jobProcessEnv, machineInterpreterHost, pathLookup } from '../exec/machine.js';
+import { jobProcessEnv, machineInterpreterHost, pathLookup, rememberedLookup } from '../exec/machine.js';
 import type { ResultStoreLimits } from '../exec/result-store.js';
 import { collectFacts } from '../sysinfo/facts.js';
 import { Forwarder } from '../tunnels/forwarder.js';
@@ -79,13 +79,14 @@ export class Agent {
     this.allowList = new TunnelAllowList(options.tunnelAllowed);
     this.log = deps.logger;
     this.memory = new AgentMemory(this.log);
+    const findProgram = rememberedLookup(pathLookup(process.env.PATH));
     this.jobs = new JobExecutor({
       environment: {
         settings: options.exec,
         dataDir: options.dataDir,
         cwd: process.cwd(),
         host: machineInterpreterHost(options.exec.interpreterAliases),
-        findSudo: () => pathLookup(process.env.PATH)('sudo'),
+        findSudo: () => findProgram('sudo'),
         env: jobProcessEnv(),
         onCleanupError: (path, err) =>
           this.log.warn({ path, err }, 'could not delete a script file after its run'),

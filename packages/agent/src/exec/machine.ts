@@ -12,6 +12,47 @@ export function pathLookup(
   return (name) => findOnPath(name, pathValue, extensions);
 }
 
+/** A monotonic clock in ms (performance.now() would load node's perf_hooks in the first job's path). */
+const monotonicMs = () => Number(process.hrtime.bigint() / 1_000_000n);
+
+/** How long a program found on PATH stays the answer (while it is an executable file) before PATH is searched again. */
+export const PATH_LOOKUP_TTL_MS = 60_000;
+
+/** How long a remembered program, just checked, is taken as still there without checking again. */
+const RECHECK_MS = 1_000;
+
+/**
+ * `lookup` remembering what it found: a program found before is checked to still be an executable file (two file
+ * system calls) instead of PATH being searched again (a failing stat for each folder before its own, each an
+ * error object, then a realpath), and within RECHECK_MS of its last check not even that. A program that is gone,
+ * or an answer older than `ttlMs`, searches again, so a program installed earlier on PATH is found within `ttlMs`,
+ * as a shell's command hash would after `hash -r`. Names not found are not remembered.
+ */
+export function rememberedLookup(
+  lookup: (name: string) => Promise<string | undefined>,
+  isExecutable: (path: string) => Promise<boolean> = isExecutableFile,
+  ttlMs = PATH_LOOKUP_TTL_MS,
+  now: () => number = monotonicMs,
+): (name: string) => Promise<string | undefined> {
+  const found = new Map<string, { path: string; at: number; checkedAt: number }>();
+  return async (name) => {
+    const known = found.get(name);
+    const at = now();
+    if (known && at - known.at < ttlMs) {
+      // Commands in a row: a check a moment ago still holds (a program removed since fails to start, clearly).
+      if (at - known.checkedAt < RECHECK_MS) return known.path;
+      if (await isExecutable(known.path)) {
+        known.checkedAt = at;
+        return known.path;
+      }
+    }
+    found.delete(name);
+    const path = await lookup(name);
+    if (path !== undefined) found.set(name, { path, at: now(), checkedAt: now() });
+    return path;
+  };
+}
+
 /** The interpreter host of this machine: its platform, PATH and file system. */
 export function machineInterpreterHost(
   aliases: Record<string, string>,
@@ -20,7 +61,7 @@ export function machineInterpreterHost(
   return {
     platform: process.platform,
     aliases,
-    find: pathLookup(pathValue),
+    find: rememberedLookup(pathLookup(pathValue)),
     isExecutable: isExecutableFile,
     realPath: (path) => realpath(path).catch(() => path),
   };
