@@ -18,3 +18,4 @@ export * from './api/client-groups.js';
 export * from './api/two-factor.js';
 export * from './api/me.js';
 export * from './api/clients.js';
+export * from './api/schedules.js';

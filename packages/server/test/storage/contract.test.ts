@@ -96,6 +96,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '009_api_tokens',
           '010_job_recovery',
           '012_library_script_openrport_fields',
+          '015_schedules',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
