@@ -112,6 +112,15 @@ export class Scheduler {
     } catch (err) {
       this.deps.log.warn({ err, schedule_id: schedule.id }, 'schedules: could not record a firing');
     }
+    this.deps.log.info(
+      {
+        schedule_id: firing.schedule_id,
+        scheduled_at: firing.scheduled_at.toISOString(),
+        outcome: firing.outcome,
+        ...(firing.jid ? { jid: firing.jid } : { reason: firing.reason }),
+      },
+      'schedule fired',
+    );
     this.deps.onFiring?.(firing);
     return true;
   }
