@@ -298,7 +298,11 @@ const MIGRATIONS: readonly SchemaMigration[] = [
           // Claimed by a conditional UPDATE (from the value read to the next one), so one node fires each minute.
           .addColumn('next_run_at', 'bigint'),
       ).execute();
-      await db.schema.createIndex('schedules_next_run_at_idx').on('schedules').column('next_run_at').execute();
+      await db.schema
+        .createIndex('schedules_next_run_at_idx')
+        .on('schedules')
+        .column('next_run_at')
+        .execute();
       await withTableOptions(
         engine,
         db.schema
@@ -312,7 +316,11 @@ const MIGRATIONS: readonly SchemaMigration[] = [
           .addPrimaryKeyConstraint('schedule_firings_pkey', ['schedule_id', 'scheduled_at']),
       ).execute();
       await db.schema.alterTable('multi_jobs').addColumn('schedule_id', 'varchar(64)').execute();
-      await db.schema.createIndex('multi_jobs_schedule_id_idx').on('multi_jobs').column('schedule_id').execute();
+      await db.schema
+        .createIndex('multi_jobs_schedule_id_idx')
+        .on('multi_jobs')
+        .column('schedule_id')
+        .execute();
     },
   },
 ];

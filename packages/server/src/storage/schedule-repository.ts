@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { FIRING_OUTCOMES, type FiringCounts, type ListQuery } from '@svc/protocol';
 import type {
+  FiringClaim,
   ScheduleDefinition,
   ScheduleRepository,
   StoredFiring,
@@ -20,7 +21,8 @@ const COLUMNS: SqlColumnMap = {
   next_run_at: { column: 'next_run_at', type: 'number' },
 };
 
-const time = (value: number | string | null): Date | null => (value === null ? null : new Date(Number(value)));
+const time = (value: number | string | null): Date | null =>
+  value === null ? null : new Date(Number(value));
 
 function toSchedule(row: Selectable<SchedulesTable>): StoredSchedule {
   return {
@@ -45,6 +47,18 @@ function toFiring(row: Selectable<ScheduleFiringsTable>): StoredFiring {
     jid: row.jid,
   };
 }
+
+/** Rows per INSERT of firings (6 parameters each; well under every engine's limit). */
+const FIRING_ROWS = 500;
+
+const firingRow = (firing: StoredFiring) => ({
+  schedule_id: firing.schedule_id,
+  scheduled_at: firing.scheduled_at.getTime(),
+  fired_at: firing.fired_at.getTime(),
+  outcome: firing.outcome,
+  reason: firing.reason.slice(0, 1000),
+  jid: firing.jid,
+});
 
 const changeable = (schedule: StoredSchedule) => ({
   name: schedule.name,
@@ -126,35 +140,44 @@ export class SqlScheduleRepository implements ScheduleRepository {
     });
   }
 
-  claim(id: string, expected: Date, next: Date | null): Promise<boolean> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db
-        .updateTable('schedules')
-        .set({ next_run_at: next?.getTime() ?? null })
-        .where('id', '=', id)
-        .where('next_run_at', '=', expected.getTime())
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    });
+  claim(claims: readonly FiringClaim[]): Promise<Set<string>> {
+    // In id order, so nodes claiming overlapping sets lock rows in the same order.
+    const ordered = [...claims].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return withStorageErrors(() =>
+      this.database.db.transaction().execute(async (trx) => {
+        const won = new Set<string>();
+        for (const { id, expected, next } of ordered) {
+          const result = await trx
+            .updateTable('schedules')
+            .set({ next_run_at: next?.getTime() ?? null })
+            .where('id', '=', id)
+            .where('next_run_at', '=', expected.getTime())
+            .executeTakeFirst();
+          if (Number(result.numUpdatedRows) === 1) won.add(id);
+        }
+        return won;
+      }),
+    );
   }
 
-  recordFiring(firing: StoredFiring): Promise<void> {
+  recordFirings(firings: readonly StoredFiring[]): Promise<void> {
     return withStorageErrors(async () => {
-      try {
-        await this.database.db
-          .insertInto('schedule_firings')
-          .values({
-            schedule_id: firing.schedule_id,
-            scheduled_at: firing.scheduled_at.getTime(),
-            fired_at: firing.fired_at.getTime(),
-            outcome: firing.outcome,
-            reason: firing.reason.slice(0, 1000),
-            jid: firing.jid,
-          })
-          .execute();
-      } catch (err) {
-        // The minute is recorded already: the claim let only one caller fire it, so this is that record.
-        if (!isUniqueViolation(err)) throw err;
+      for (let i = 0; i < firings.length; i += FIRING_ROWS) {
+        const rows = firings.slice(i, i + FIRING_ROWS).map(firingRow);
+        try {
+          await this.database.db.insertInto('schedule_firings').values(rows).execute();
+        } catch (err) {
+          if (!isUniqueViolation(err)) throw err;
+          // Some minute is recorded already (the claim let one caller fire it): keep that record, add the rest.
+          for (const row of rows)
+            await this.database.db
+              .insertInto('schedule_firings')
+              .values(row)
+              .execute()
+              .catch((e: unknown) => {
+                if (!isUniqueViolation(e)) throw e;
+              });
+        }
       }
     });
   }

@@ -55,7 +55,7 @@ const wallOf = (ms: number, timeZone: string) => {
       .formatToParts(ms)
       .map((p) => [p.type, Number(p.value)]),
   ) as Record<string, number>;
-  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!);
+  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute);
   const d = new Date(wall);
   return {
     month: parts.month!,

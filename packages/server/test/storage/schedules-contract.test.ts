@@ -97,7 +97,7 @@ describe.each(ALL_ENGINES)('storage contract on %s: schedules', (engine) => {
     });
     expect(await repo.replace(schedule('s-unknown'))).toBe(false);
 
-    await repo.recordFiring(firing('s-1', '2030-01-01T00:05:00Z', 'started', 'j-1'));
+    await repo.recordFirings([firing('s-1', '2030-01-01T00:05:00Z', 'started', 'j-1')]);
     expect(await repo.delete('s-1')).toBe(true);
     expect(await repo.get('s-1')).toBeUndefined();
     expect(await repo.firings('s-1', 10)).toEqual([]);
@@ -130,25 +130,53 @@ describe.each(ALL_ENGINES)('storage contract on %s: schedules', (engine) => {
     expect(found).toEqual(['d-1', 'd-2']);
 
     const next = at('2031-06-01T12:05:00.000Z');
-    // Several nodes read the same row and race: one conditional UPDATE changes it.
-    const claims = await Promise.all(Array.from({ length: 8 }, () => repo.claim('d-2', due, next)));
-    expect(claims.filter(Boolean)).toHaveLength(1);
+    const claim = (id: string, expected: Date, to: Date | null) => repo.claim([{ id, expected, next: to }]);
+    // Several nodes read the same rows and race: one conditional UPDATE changes each row.
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        repo.claim(
+          (i % 2 ? ['d-2', 'd-1'] : ['d-1', 'd-2']).map((id) => ({
+            id,
+            expected: id === 'd-2' ? due : at('2031-06-01T11:59:00.000Z'),
+            next: id === 'd-2' ? next : null,
+          })),
+        ),
+      ),
+    );
+    for (const id of ['d-1', 'd-2'])
+      expect(
+        claims.filter((won) => won.has(id)),
+        id,
+      ).toHaveLength(1);
     expect((await repo.get('d-2'))?.next_run_at).toEqual(next);
-    expect(await repo.claim('d-2', due, next)).toBe(false);
-    expect(await repo.claim('d-unknown', due, next)).toBe(false);
-    expect(await repo.claim('d-1', at('2031-06-01T11:59:00.000Z'), null)).toBe(true);
     expect((await repo.get('d-1'))?.next_run_at).toBeNull();
+    expect(await claim('d-2', due, next)).toEqual(new Set());
+    expect(await claim('d-unknown', due, next)).toEqual(new Set());
+    expect(await claim('d-2', next, at('2031-06-01T12:10:00.000Z'))).toEqual(new Set(['d-2']));
+    expect(await repo.claim([])).toEqual(new Set());
   });
 
   it('records firings once per minute, newest first, and counts them by outcome', async () => {
     await repo.insert(schedule('f-1'));
-    await repo.recordFiring(firing('f-1', '2030-01-01T00:05:00Z', 'started', 'j-1'));
-    await repo.recordFiring(firing('f-1', '2030-01-01T00:10:00Z', 'skipped'));
-    await repo.recordFiring(firing('f-1', '2030-01-01T00:15:00Z', 'started', 'j-2'));
-    await repo.recordFiring(firing('f-1', '2030-01-01T00:20:00Z', 'missed'));
-    // The same minute again is not a second firing.
-    await repo.recordFiring(firing('f-1', '2030-01-01T00:20:00Z', 'failed'));
-    await repo.recordFiring({ ...firing('f-1', '2030-01-01T00:25:00Z', 'failed'), reason: 'x'.repeat(5000) });
+    await repo.recordFirings([
+      firing('f-1', '2030-01-01T00:05:00Z', 'started', 'j-1'),
+      firing('f-1', '2030-01-01T00:10:00Z', 'skipped'),
+    ]);
+    await repo.recordFirings([firing('f-1', '2030-01-01T00:15:00Z', 'started', 'j-2')]);
+    await repo.recordFirings([firing('f-1', '2030-01-01T00:20:00Z', 'missed')]);
+    // The same minute again is not a second firing; the rest of the batch is still recorded.
+    await repo.recordFirings([
+      firing('f-1', '2030-01-01T00:20:00Z', 'failed'),
+      { ...firing('f-1', '2030-01-01T00:25:00Z', 'failed'), reason: 'x'.repeat(5000) },
+    ]);
+    await repo.recordFirings([]);
+    // Many in one call (more than one INSERT's rows).
+    await repo.insert(schedule('f-many'));
+    const many = Array.from({ length: 1200 }, (_, i) =>
+      firing('f-many', new Date(Date.UTC(2030, 0, 1) + i * 60_000).toISOString(), 'started', `j-${i}`),
+    );
+    await repo.recordFirings(many);
+    expect(await repo.firingCounts('f-many')).toEqual({ started: 1200, skipped: 0, missed: 0, failed: 0 });
 
     const all = await repo.firings('f-1', 10);
     expect(all.map((f) => [f.scheduled_at.toISOString(), f.outcome])).toEqual([

@@ -96,7 +96,13 @@ export class MultiJobsService {
   ): Promise<StartedMultiJob> {
     const text = Buffer.from(body.script, 'base64').toString('utf8');
     if (text.trim() === '') throw jobErrors.emptyScript();
-    return this.start(body, createdBy, { command: text, is_script: true, script: body.script }, observer, link);
+    return this.start(
+      body,
+      createdBy,
+      { command: text, is_script: true, script: body.script },
+      observer,
+      link,
+    );
   }
 
   /**

@@ -26,6 +26,13 @@ export interface StoredFiring {
   jid: string | null;
 }
 
+/** A due schedule's firing to take: its next_run_at as read, and the one after now. */
+export interface FiringClaim {
+  id: string;
+  expected: Date;
+  next: Date | null;
+}
+
 /** Persistence of schedules and their firings. */
 export interface ScheduleRepository {
   insert(schedule: StoredSchedule): Promise<void>;
@@ -38,11 +45,13 @@ export interface ScheduleRepository {
   /** Schedules whose next_run_at is at or before `now`, earliest first, at most `limit`. */
   due(now: Date, limit: number): Promise<StoredSchedule[]>;
   /**
-   * Moves next_run_at from `expected` to `next` only if it is still `expected`: the one caller (of any node
-   * sharing the database) that gets true owns that firing.
+   * For each claim, moves next_run_at from `expected` to `next` only if it is still `expected` (a conditional
+   * UPDATE; all in one transaction). Resolves with the ids whose row this call changed: the one caller (of any node
+   * sharing the database) that gets an id owns that firing.
    */
-  claim(id: string, expected: Date, next: Date | null): Promise<boolean>;
-  recordFiring(firing: StoredFiring): Promise<void>;
+  claim(claims: readonly FiringClaim[]): Promise<Set<string>>;
+  /** Records firings; a minute already recorded for a schedule is kept as it is. */
+  recordFirings(firings: readonly StoredFiring[]): Promise<void>;
   /** The newest firings first. */
   firings(scheduleId: string, limit: number): Promise<StoredFiring[]>;
   /** The newest firing that started a run. */

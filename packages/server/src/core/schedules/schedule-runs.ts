@@ -44,7 +44,12 @@ export function multiJobScheduleRuns(multi: MultiJobsService, library: LibrarySe
       const link = { scheduleId: schedule.id };
       const by = schedule.created_by;
       if (d.type === 'command')
-        return multi.runCommand({ ...targeting, ...DEFAULTS, ...given, command: d.command ?? '' }, by, undefined, link);
+        return multi.runCommand(
+          { ...targeting, ...DEFAULTS, ...given, command: d.command ?? '' },
+          by,
+          undefined,
+          link,
+        );
       const script =
         d.script_id === undefined
           ? { ...DEFAULTS, ...given, script: d.script ?? '' }

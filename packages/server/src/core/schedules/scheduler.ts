@@ -52,7 +52,7 @@ export class Scheduler {
    * Ticks after `firstDelayMs` (the firings missed while svcd was down; the delay lets agents reconnect first) and
    * then at each minute.
    */
-  start(firstDelayMs = 0, timers: SchedulerTimers = globalThis as unknown as SchedulerTimers): void {
+  start(firstDelayMs = 0, timers: SchedulerTimers = globalThis): void {
     const arm = (ms: number) => {
       if (this.stopped) return;
       this.timer = timers.setTimeout(() => {
@@ -63,7 +63,7 @@ export class Scheduler {
     arm(firstDelayMs);
   }
 
-  async stop(timers: SchedulerTimers = globalThis as unknown as SchedulerTimers): Promise<void> {
+  async stop(timers: SchedulerTimers = globalThis): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) timers.clearTimeout(this.timer);
     await this.ticking?.catch(() => undefined);
@@ -89,40 +89,51 @@ export class Scheduler {
     for (;;) {
       const due = await this.deps.repository.due(now, BATCH);
       if (due.length === 0) return owned;
-      const results = await inParallel(due, this.deps.concurrency ?? 32, (s) =>
-        this.fire(s, now).catch((err: unknown) => {
-          this.deps.log.warn({ err, schedule_id: s.id }, 'schedules: a firing failed');
-          return false;
-        }),
-      );
-      owned += results.filter(Boolean).length;
+      owned += await this.fireBatch(due, now);
       if (due.length < BATCH) return owned;
     }
   }
 
-  private async fire(schedule: StoredSchedule, now: Date): Promise<boolean> {
-    const scheduledAt = schedule.next_run_at;
-    if (!scheduledAt) return false;
-    const { schedule: cron, timezone } = schedule.definition;
-    const next = nextFiring(parseCron(cron), timezone, now);
-    if (!(await this.deps.repository.claim(schedule.id, scheduledAt, next))) return false;
-    const firing = await this.outcome(schedule, scheduledAt, now);
-    try {
-      await this.deps.repository.recordFiring(firing);
-    } catch (err) {
-      this.deps.log.warn({ err, schedule_id: schedule.id }, 'schedules: could not record a firing');
-    }
-    this.deps.log.info(
-      {
-        schedule_id: firing.schedule_id,
-        scheduled_at: firing.scheduled_at.toISOString(),
-        outcome: firing.outcome,
-        ...(firing.jid ? { jid: firing.jid } : { reason: firing.reason }),
-      },
-      'schedule fired',
+  /** Claims the batch in one transaction, starts the runs of the firings it won, then records them together. */
+  private async fireBatch(due: readonly StoredSchedule[], now: Date): Promise<number> {
+    const claims = due.flatMap((s) => {
+      const next = this.nextAfter(s, now);
+      return s.next_run_at && next !== undefined ? [{ id: s.id, expected: s.next_run_at, next }] : [];
+    });
+    const won = await this.deps.repository.claim(claims);
+    const mine = due.filter((s) => won.has(s.id));
+    const firings = await inParallel(mine, this.deps.concurrency ?? 32, (s) =>
+      this.outcome(s, s.next_run_at ?? now, now),
     );
-    this.deps.onFiring?.(firing);
-    return true;
+    try {
+      await this.deps.repository.recordFirings(firings);
+    } catch (err) {
+      this.deps.log.warn({ err, firings: firings.length }, 'schedules: could not record firings');
+    }
+    for (const firing of firings) {
+      this.deps.log.info(
+        {
+          schedule_id: firing.schedule_id,
+          scheduled_at: firing.scheduled_at.toISOString(),
+          outcome: firing.outcome,
+          ...(firing.jid ? { jid: firing.jid } : { reason: firing.reason }),
+        },
+        'schedule fired',
+      );
+      this.deps.onFiring?.(firing);
+    }
+    return firings.length;
+  }
+
+  /** The firing after now; undefined (and a warning) for a stored expression svcd can no longer read. */
+  private nextAfter(schedule: StoredSchedule, now: Date): Date | null | undefined {
+    try {
+      const { schedule: cron, timezone } = schedule.definition;
+      return nextFiring(parseCron(cron), timezone, now);
+    } catch (err) {
+      this.deps.log.warn({ err, schedule_id: schedule.id }, 'schedules: cannot compute the next firing');
+      return undefined;
+    }
   }
 
   private async outcome(schedule: StoredSchedule, scheduledAt: Date, now: Date): Promise<StoredFiring> {
@@ -162,7 +173,11 @@ export class Scheduler {
 }
 
 /** Maps with at most `limit` calls in flight, results in order. */
-async function inParallel<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function inParallel<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -12,7 +12,15 @@ import { SCHEDULE_ITEM, SCHEDULE_LIST } from '../../core/schedules/schedule-list
 import type { SchedulesService } from '../../core/schedules/schedules-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
-import { data, dataWithMeta, documented, empty, list, sparse, type ApiOperation } from '../openapi/operation.js';
+import {
+  data,
+  dataWithMeta,
+  documented,
+  empty,
+  list,
+  sparse,
+  type ApiOperation,
+} from '../openapi/operation.js';
 
 type Query = Record<string, unknown>;
 type ScheduleParams = { Params: { id: string } };
