@@ -110,9 +110,18 @@ async function main(): Promise<boolean> {
   while (Date.now() < minute.getTime() + 30_000) {
     await sleep(500);
     if (Date.now() < minute.getTime()) continue;
-    const { data } = await api.getJson<RunRow[]>(
-      '/commands?page[limit]=1000&sort=-started_at&fields[commands]=jid,schedule_id,started_at',
-    );
+    if (!svcd.child?.running) throw new Error(`svcd exited: ${svcd.child?.tail() ?? ''}`);
+    const answer = await api
+      .getJson<RunRow[]>(
+        '/commands?page[limit]=1000&sort=-started_at&fields[commands]=jid,schedule_id,started_at',
+      )
+      .catch((err: unknown) => {
+        // A keep-alive connection svcd closed while the bench waited for the minute: ask again.
+        progress(`GET /commands: ${String(err)}; asking again`);
+        return undefined;
+      });
+    if (!answer) continue;
+    const { data } = answer;
     runs = data.filter((r) => r.schedule_id !== undefined && Date.parse(r.started_at) >= minute.getTime());
     if (runs.length >= SCHEDULES) break;
   }
