@@ -18,7 +18,10 @@ const missing =
 const nameSchema = z
   .string({ error: missing('give the schedule a name') })
   .refine((s) => s.trim() !== '', 'must not be empty')
-  .refine((s) => s.length <= MAX_SCHEDULE_NAME_LENGTH, `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters`)
+  .refine(
+    (s) => s.length <= MAX_SCHEDULE_NAME_LENGTH,
+    `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters`,
+  )
   // eslint-disable-next-line no-control-regex
   .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters');
 

@@ -264,14 +264,14 @@ describe('schedules API', () => {
     expect(h.meta).toEqual({ count: 1, outcomes: { started: 1, skipped: 0, missed: 0, failed: 0 } });
     const first = await runFinished(h.data[0].jid);
     expect(first.schedule_id).toBe(s.id);
-    expect(first.jobs.map((j: Json): string => j.client_id)).toEqual(['berlin-1']);
+    expect(first.jobs.map((j: Json) => String(j.client_id))).toEqual(['berlin-1']);
 
     // A client that joins the group after the schedule was made is in the next firing.
     const late = await connect('berlin-2', { City: 'berlin' });
     expect(await fireNext(s.id)).toBe(1);
     h = await history(s.id);
     const second = await runFinished(h.data[0].jid);
-    expect(second.jobs.map((j: Json): string => j.client_id).sort()).toEqual(['berlin-1', 'berlin-2']);
+    expect(second.jobs.map((j: Json) => String(j.client_id)).sort()).toEqual(['berlin-1', 'berlin-2']);
     expect(late.runs.map((r) => r.command)).toEqual(['date']);
 
     h = await history(s.id);
@@ -282,7 +282,7 @@ describe('schedules API', () => {
       client_count: 2,
       jobs: { successful: 2, failed: 0, running: 0, unknown: 0 },
     });
-    expect(h.data.map((f: Json): string => f.scheduled_at)).toEqual([
+    expect(h.data.map((f: Json) => String(f.scheduled_at))).toEqual([
       '2030-03-04T10:10:00.000Z',
       '2030-03-04T10:05:00.000Z',
     ]);
