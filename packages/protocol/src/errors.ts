@@ -111,6 +111,7 @@ export const ERROR_CODES = {
   wrongOldPassword: 'ERR_WRONG_OLD_PASSWORD',
   delegatedUserUnknown: 'ERR_DELEGATED_USER_UNKNOWN',
   gone: 'ERR_GONE',
+  scheduleNotFound: 'ERR_SCHEDULE_NOT_FOUND',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -19,3 +19,4 @@ export * from './api/two-factor.js';
 export * from './api/me.js';
 export * from './api/clients.js';
 export * from './api/saved-views.js';
+export * from './api/schedules.js';

@@ -6,7 +6,7 @@ import { Authenticator } from './core/auth/authenticator.js';
 import { LoginGuard } from './core/auth/login-guard.js';
 import { memoryLoginThrottleStore } from './core/auth/memory-login-throttle-store.js';
 import { CachedSessionStore } from './core/auth/session-check-cache.js';
-import { systemClock } from './core/auth/ports.js';
+import { systemClock, type Clock } from './core/auth/ports.js';
 import type { UserStore } from './core/users/user-store.js';
 import { UsersService } from './core/users/users-service.js';
 import type { TwoFactorService } from './core/two-factor/two-factor-service.js';
@@ -30,6 +30,10 @@ import { JobWatch, jobOutputTo } from './core/jobs/job-watch.js';
 import { CountingJobRepository, JobTally } from './core/jobs/job-tally.js';
 import type { JobRepository } from './core/jobs/ports.js';
 import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
+import { Scheduler } from './core/schedules/scheduler.js';
+import { multiJobScheduleRuns } from './core/schedules/schedule-runs.js';
+import { SchedulesService } from './core/schedules/schedules-service.js';
+import type { StoredFiring } from './core/schedules/ports.js';
 import { sweepJobDeadlines } from './core/jobs/job-deadlines.js';
 import { directoryJobClients, directoryTargetClients } from './core/jobs/directory-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
@@ -62,6 +66,7 @@ import { SqlClientRepository } from './storage/client-repository.js';
 import { SqlJobRepository } from './storage/job-repository.js';
 import { SqlLibraryScriptRepository } from './storage/library-script-repository.js';
 import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
+import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
@@ -96,6 +101,8 @@ export interface RunningServer {
   readonly tunnels: TunnelHost;
   /** Client groups; `membersOf` resolves the `group_ids` of multi-client commands. */
   readonly clientGroups: ClientGroupsService;
+  /** Fires the schedules due now (by the schedule clock); tests with `scheduleClock` call it instead of a timer. */
+  tickSchedules(): Promise<number>;
   /** Re-reads the user file (SIGUSR1). */
   reloadUsers(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
@@ -120,6 +127,13 @@ export interface ServerOptions {
   vaultKdf?: KdfParams;
   /** What agent admission knows of descriptors; by default this process's soft limit and /proc/self/fd. */
   descriptors?: DescriptorGauge;
+  /**
+   * The clock schedules are created and fired by. When given (tests), no timer fires them: the test moves the
+   * clock and calls `tickSchedules()`.
+   */
+  scheduleClock?: Clock;
+  /** Told of each schedule firing once recorded (tests, the schedules benchmark). */
+  onScheduleFiring?: (firing: StoredFiring) => void;
   /** Waits of the memory reclaim after load (3 s quiet, 3 s between its collections); tests shorten them. */
   memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'>;
 }
@@ -131,6 +145,7 @@ type Opened = {
   tunnels?: TunnelHost;
   vault?: VaultStorage;
   multiJobs?: MultiJobsService;
+  scheduler?: Scheduler;
   memoryReclaim?: MemoryReclaim;
   stopDeadlineSweep?: () => void;
   database: Database;
@@ -236,6 +251,22 @@ export async function startServer(
         'multi-client runs were cut short by the last stop of svcd; the clients they had not reached got failed jobs',
       );
     opened.stopDeadlineSweep = sweepJobDeadlines(jobs, logger, options.jobSweepIntervalMs);
+    const library = new LibraryService(new SqlLibraryScriptRepository(database), systemClock);
+    const scheduleRepository = new SqlScheduleRepository(database);
+    const scheduleRuns = multiJobScheduleRuns(multiJobs, library);
+    const scheduleClock = options.scheduleClock ?? systemClock;
+    const schedules = new SchedulesService(scheduleRepository, scheduleRuns, scheduleClock);
+    const scheduler = new Scheduler({
+      repository: scheduleRepository,
+      runs: scheduleRuns,
+      clock: scheduleClock,
+      log: logger,
+      missedRunWindowMs: config.schedules.missed_run_window,
+      ...(options.onScheduleFiring ? { onFiring: options.onScheduleFiring } : {}),
+    });
+    opened.scheduler = scheduler;
+    // Its first tick runs the firings missed while svcd was down (within missed_run_window).
+    if (!options.scheduleClock) scheduler.start(config.schedules.catch_up_delay);
     const metrics = config.api.metrics_address
       ? createSvcdMetrics({
           clients,
@@ -360,9 +391,10 @@ export async function startServer(
         clientGroups,
         tunnels,
         jobs,
-        library: new LibraryService(new SqlLibraryScriptRepository(database), systemClock),
+        library,
         vault,
         multiJobs,
+        schedules,
         wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         docs: config.api.docs,
         ui,
@@ -434,6 +466,7 @@ export async function startServer(
       connections: seam.connections,
       tunnels: seam.tunnelHost,
       clientGroups,
+      tickSchedules: () => scheduler.tick(),
       reloadUsers: () => users?.reload() ?? Promise.resolve(),
       async close() {
         clearInterval(purge);
@@ -531,6 +564,7 @@ async function startMetrics(
 async function closeAll(opened: Opened) {
   await opened.metrics?.close();
   if (opened.api) await closeApi(opened.api);
+  await opened.scheduler?.stop();
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
   opened.stopDeadlineSweep?.();

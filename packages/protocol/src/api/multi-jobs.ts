@@ -36,7 +36,7 @@ const labelsTargetSchema = z.strictObject({
 const idList = z.array(z.string().min(1, 'an id must not be empty')).max(100_000).nullable().optional();
 
 /** Who runs it and how: the targeting and execution fields every multi-client request has. */
-const multiShape = {
+export const multiShape = {
   client_ids: idList,
   group_ids: idList,
   tags: tagsTargetSchema.nullable().optional(),
@@ -55,7 +55,7 @@ type Targeting = {
 };
 
 /** tags and labels each stand alone; client_ids and group_ids combine; something must be given. */
-function checkTargeting(body: Targeting, ctx: z.RefinementCtx): void {
+export function checkTargeting(body: Targeting, ctx: z.RefinementCtx): void {
   const byIds = nonEmpty(body.client_ids) || nonEmpty(body.group_ids);
   const chosen = [byIds && 'client_ids/group_ids', body.tags && 'tags', body.labels && 'labels'].filter(
     Boolean,
@@ -135,6 +135,8 @@ export const multiJobSummarySchema = z.object({
   timeout_sec: z.number().int(),
   concurrent: z.boolean(),
   abort_on_err: z.boolean(),
+  /** Present only on a run a schedule started (GET /schedules/{id}). */
+  schedule_id: z.string().optional(),
 });
 export type MultiJobSummary = z.infer<typeof multiJobSummarySchema>;
 

@@ -624,6 +624,23 @@ const pushoverSection = z
   })
   .describe('Pushover push messages for two-factor login codes (two_fa_token_delivery = "pushover").');
 
+const schedulesSection = z
+  .strictObject({
+    missed_run_window: durationSchema
+      .refine((ms) => ms >= 0, 'must not be negative')
+      .prefault('1h')
+      .describe(
+        'A schedule firing missed while svcd was not running runs once at start if it is at most this old; older ones are recorded as missed. 0 = never catch up.',
+      ),
+    catch_up_delay: durationSchema
+      .refine((ms) => ms >= 0 && ms <= 600_000, 'must be between 0s and 10m')
+      .prefault('20s')
+      .describe(
+        'Wait after svcd starts before the first firings (those missed while it was down), so that agents have reconnected.',
+      ),
+  })
+  .describe('Schedules (POST /schedules): cron-timed runs on many clients.');
+
 const loggingSection = z
   .strictObject({
     log_file: z.string().default('').describe('File to append JSON log lines to; empty = stdout.'),
@@ -642,6 +659,7 @@ export const svcdConfigSchema = z
     logging: loggingSection.prefault({}),
     smtp: smtpSection.prefault({}),
     pushover: pushoverSection.prefault({}),
+    schedules: schedulesSection.prefault({}),
   })
   .superRefine((config, ctx) =>
     deliveryRules(config, (section, key, message) =>

@@ -7,6 +7,7 @@ import type { ClientsService } from '../core/clients/clients-service.js';
 import type { JobsService } from '../core/jobs/jobs-service.js';
 import type { LibraryService } from '../core/library/library-service.js';
 import type { MultiJobsService } from '../core/jobs/multi-jobs-service.js';
+import type { SchedulesService } from '../core/schedules/schedules-service.js';
 import type { TunnelsService } from '../core/tunnels/tunnels-service.js';
 import type { UsersService } from '../core/users/users-service.js';
 import type { TotpSecretsService } from '../core/two-factor/totp-secrets-service.js';
@@ -38,6 +39,7 @@ import { clientRoutes } from './routes/clients.js';
 import { commandRoutes } from './routes/commands.js';
 import { libraryRoutes } from './routes/library.js';
 import { multiCommandRoutes, multiScriptRoute } from './routes/multi-commands.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { OperationRegistry } from './openapi/registry.js';
 import { wsTestPageRoutes } from './routes/ws-test-page.js';
@@ -71,6 +73,7 @@ export interface ApiDeps {
   library: LibraryService;
   vault: VaultService;
   multiJobs: MultiJobsService;
+  schedules: SchedulesService;
   /** `enable_ws_test_endpoints`: serve GET /test/scripts/ui. */
   wsTestPage: boolean;
   /** `[api] docs`: serve the page GET /docs (GET /openapi.json is always served). */
@@ -158,6 +161,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       vaultAdminRoutes(api, deps.vault);
       vaultRoutes(api, deps.vault);
       multiCommandRoutes(api, deps.multiJobs, deps.library);
+      scheduleRoutes(api, deps.schedules);
       if (deps.wsTestPage) wsTestPageRoutes(api);
       openApiRoutes(api, operations, { docs: deps.docs });
       done();

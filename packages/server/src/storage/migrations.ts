@@ -310,6 +310,49 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       ).execute();
     },
   },
+  {
+    name: '015_schedules',
+    async up(db, engine) {
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('schedules')
+          .addColumn('id', 'varchar(64)', (col) => col.primaryKey())
+          .addColumn('name', 'varchar(200)', (col) => col.notNull())
+          .addColumn('definition', text, (col) => col.notNull())
+          .addColumn('created_by', 'varchar(150)', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull())
+          .addColumn('updated_by', 'varchar(150)', (col) => col.notNull())
+          .addColumn('updated_at', 'bigint', (col) => col.notNull())
+          // Claimed by a conditional UPDATE (from the value read to the next one), so one node fires each minute.
+          .addColumn('next_run_at', 'bigint'),
+      ).execute();
+      await db.schema
+        .createIndex('schedules_next_run_at_idx')
+        .on('schedules')
+        .column('next_run_at')
+        .execute();
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('schedule_firings')
+          .addColumn('schedule_id', 'varchar(64)', (col) => col.notNull())
+          .addColumn('scheduled_at', 'bigint', (col) => col.notNull())
+          .addColumn('fired_at', 'bigint', (col) => col.notNull())
+          .addColumn('outcome', 'varchar(16)', (col) => col.notNull())
+          .addColumn('reason', 'varchar(1000)', (col) => col.notNull())
+          .addColumn('jid', 'varchar(64)')
+          .addPrimaryKeyConstraint('schedule_firings_pkey', ['schedule_id', 'scheduled_at']),
+      ).execute();
+      await db.schema.alterTable('multi_jobs').addColumn('schedule_id', 'varchar(64)').execute();
+      await db.schema
+        .createIndex('multi_jobs_schedule_id_idx')
+        .on('multi_jobs')
+        .column('schedule_id')
+        .execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

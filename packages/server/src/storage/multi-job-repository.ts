@@ -12,6 +12,7 @@ const COLUMNS: SqlColumnMap = {
   created_by: 'created_by',
   command: 'command',
   is_script: { column: 'is_script', type: 'number' },
+  schedule_id: 'schedule_id',
 };
 
 const flag = (value: boolean): number => (value ? 1 : 0);
@@ -38,6 +39,7 @@ function toSummary(row: SummaryRow): MultiJobSummary {
     timeout_sec: Number(row.timeout_sec),
     concurrent: isSet(row.concurrent),
     abort_on_err: isSet(row.abort_on_err),
+    ...(row.schedule_id === null || row.schedule_id === undefined ? {} : { schedule_id: row.schedule_id }),
   };
 }
 
@@ -55,6 +57,7 @@ const UNTARGETED = [
   'timeout_sec',
   'concurrent',
   'abort_on_err',
+  'schedule_id',
 ] as const;
 
 /** Multi-client jobs in `multi_jobs` (migration 007_multi_jobs); their children are rows of `jobs`. */
@@ -83,6 +86,7 @@ export class SqlMultiJobRepository implements MultiJobRepository {
           abort_on_err: flag(job.abort_on_err),
           target_ids: JSON.stringify(targetIds),
           target_count: targetIds.length,
+          schedule_id: job.schedule_id ?? null,
         })
         .execute();
     });

@@ -223,6 +223,8 @@ export interface MultiJobsTable {
   target_count: ColumnType<number | string | null, number | null | undefined, number | null>;
   /** Migration 010: when every target had a child job (the run's dispatching ended or was completed). */
   run_ended_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** Migration 015: the schedule that started the run; NULL for a run started by a request. */
+  schedule_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface StorageSchema {
@@ -281,6 +283,31 @@ export interface SavedViewsTable {
   updated_at: EpochMillis;
 }
 
+/** Schedules (migration 015_schedules); what they run and on which clients is JSON in `definition`. */
+export interface SchedulesTable {
+  id: string;
+  name: string;
+  definition: string;
+  created_by: string;
+  created_at: EpochMillis;
+  updated_by: string;
+  updated_at: EpochMillis;
+  /** The firing still to come (epoch ms); NULL when the expression never fires again. */
+  next_run_at: ColumnType<number | string | null, number | null, number | null>;
+}
+
+/** One row per firing of a schedule (migration 015_schedules); the minute is unique per schedule. */
+export interface ScheduleFiringsTable {
+  schedule_id: string;
+  scheduled_at: EpochMillis;
+  fired_at: EpochMillis;
+  outcome: string;
+  reason: string;
+  jid: string | null;
+}
+
 export interface StorageSchema {
   saved_views: SavedViewsTable;
+  schedules: SchedulesTable;
+  schedule_firings: ScheduleFiringsTable;
 }

@@ -68,6 +68,7 @@ describe('good configs', () => {
       logging: { log_file: '', log_level: 'info' },
       smtp: { secure: false },
       pushover: { url: 'https://api.pushover.net/1/messages.json' },
+      schedules: { missed_run_window: 3_600_000, catch_up_delay: 20_000 },
     });
   });
 

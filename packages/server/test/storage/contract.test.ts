@@ -100,6 +100,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '012_library_script_openrport_fields',
           '013_client_owner',
           '014_saved_views',
+          '015_schedules',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {

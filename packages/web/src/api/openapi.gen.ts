@@ -2527,7 +2527,9 @@ export interface paths {
           'filter[command]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[is_script]'?: string;
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err. Default: every field. */
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[schedule_id]'?: string;
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id. Default: every field. */
           'fields[commands]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -2571,6 +2573,7 @@ export interface paths {
                 timeout_sec?: number;
                 concurrent?: boolean;
                 abort_on_err?: boolean;
+                schedule_id?: string;
               }[];
               meta: {
                 count: number;
@@ -2669,7 +2672,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, status, finished_at, jobs. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, status, finished_at, jobs. Default: every field. */
           'fields[commands]'?: string;
         };
         header?: never;
@@ -2712,6 +2715,7 @@ export interface paths {
                 timeout_sec?: number;
                 concurrent?: boolean;
                 abort_on_err?: boolean;
+                schedule_id?: string;
                 /** @enum {string} */
                 status?: 'running' | 'successful' | 'failed' | 'unknown';
                 finished_at?: string | null;
@@ -4239,6 +4243,544 @@ export interface paths {
               openapi: string;
             } & {
               [key: string]: unknown;
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List schedules */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: id, name, created_by, created_at, updated_at, next_run_at. Default: name. */
+          sort?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[id]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[name]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[created_by]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[created_at]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[updated_at]'?: string;
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          'fields[schedules]'?: string;
+          /** @description Items per page (default 20). */
+          'page[limit]'?: number;
+          /** @description Items to skip. */
+          'page[offset]'?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK; meta.count is the number of matches before paging */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id?: string;
+                name?: string;
+                schedule?: string;
+                timezone?: string;
+                /** @enum {string} */
+                type?: 'command' | 'script';
+                client_ids?: string[] | null;
+                group_ids?: string[] | null;
+                tags?: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  tags: string[];
+                } | null;
+                labels?: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  labels: string[];
+                } | null;
+                command?: string;
+                script?: string;
+                script_id?: string | null;
+                interpreter?: string | null;
+                cwd?: string | null;
+                is_sudo?: boolean | null;
+                timeout_sec?: number | null;
+                execute_concurrently?: boolean;
+                abort_on_error?: boolean;
+                overlaps?: boolean;
+                created_at?: string;
+                created_by?: string;
+                updated_at?: string;
+                updated_by?: string;
+                next_run_at?: string | null;
+                last_execution?: {
+                  started_at: string;
+                  jid: string | null;
+                  /** @enum {string} */
+                  outcome: 'started' | 'skipped' | 'missed' | 'failed';
+                  status: string;
+                  client_count: number;
+                  success_count: number;
+                  summary: string;
+                } | null;
+              }[];
+              meta: {
+                count: number;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Create a schedule
+     * @description `schedule` is a cron expression (minute hour day-of-month month day-of-week) read in `timezone` (IANA, default UTC). `type` command takes `command`; type script takes `script` (base64) or `script_id` (a library script, read at each firing). Targets: `client_ids` and/or `group_ids`, or `tags`, or `labels`, resolved at each firing.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            schedule: string;
+            /** @default UTC */
+            timezone?: string;
+            /** @enum {string} */
+            type: 'command' | 'script';
+            command?: string;
+            script?: string;
+            script_id?: string;
+            timeout_sec?: number;
+            cwd?: string;
+            is_sudo?: boolean;
+            interpreter?: string;
+            client_ids?: string[] | null;
+            group_ids?: string[] | null;
+            tags?: {
+              operator?: string;
+              tags: string[];
+            } | null;
+            labels?: {
+              operator?: string;
+              labels: string[];
+            } | null;
+            /** @default false */
+            execute_concurrently?: boolean;
+            /** @default true */
+            abort_on_error?: boolean;
+            /** @default false */
+            overlaps?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                schedule: string;
+                timezone: string;
+                /** @enum {string} */
+                type: 'command' | 'script';
+                client_ids: string[] | null;
+                group_ids: string[] | null;
+                tags: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  tags: string[];
+                } | null;
+                labels: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  labels: string[];
+                } | null;
+                command: string;
+                script: string;
+                script_id: string | null;
+                interpreter: string | null;
+                cwd: string | null;
+                is_sudo: boolean | null;
+                timeout_sec: number | null;
+                execute_concurrently: boolean;
+                abort_on_error: boolean;
+                overlaps: boolean;
+                created_at: string;
+                created_by: string;
+                updated_at: string;
+                updated_by: string;
+                next_run_at: string | null;
+                last_execution: {
+                  started_at: string;
+                  jid: string | null;
+                  /** @enum {string} */
+                  outcome: 'started' | 'skipped' | 'missed' | 'failed';
+                  status: string;
+                  client_count: number;
+                  success_count: number;
+                  summary: string;
+                } | null;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One schedule with its next firing and last execution */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          'fields[schedules]'?: string;
+        };
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description Every field unless fields[…] selects some. */
+              data: {
+                id?: string;
+                name?: string;
+                schedule?: string;
+                timezone?: string;
+                /** @enum {string} */
+                type?: 'command' | 'script';
+                client_ids?: string[] | null;
+                group_ids?: string[] | null;
+                tags?: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  tags: string[];
+                } | null;
+                labels?: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  labels: string[];
+                } | null;
+                command?: string;
+                script?: string;
+                script_id?: string | null;
+                interpreter?: string | null;
+                cwd?: string | null;
+                is_sudo?: boolean | null;
+                timeout_sec?: number | null;
+                execute_concurrently?: boolean;
+                abort_on_error?: boolean;
+                overlaps?: boolean;
+                created_at?: string;
+                created_by?: string;
+                updated_at?: string;
+                updated_by?: string;
+                next_run_at?: string | null;
+                last_execution?: {
+                  started_at: string;
+                  jid: string | null;
+                  /** @enum {string} */
+                  outcome: 'started' | 'skipped' | 'missed' | 'failed';
+                  status: string;
+                  client_count: number;
+                  success_count: number;
+                  summary: string;
+                } | null;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    /**
+     * Replace a schedule
+     * @description `schedule` is a cron expression (minute hour day-of-month month day-of-week) read in `timezone` (IANA, default UTC). `type` command takes `command`; type script takes `script` (base64) or `script_id` (a library script, read at each firing). Targets: `client_ids` and/or `group_ids`, or `tags`, or `labels`, resolved at each firing.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            schedule: string;
+            /** @default UTC */
+            timezone?: string;
+            /** @enum {string} */
+            type: 'command' | 'script';
+            command?: string;
+            script?: string;
+            script_id?: string;
+            timeout_sec?: number;
+            cwd?: string;
+            is_sudo?: boolean;
+            interpreter?: string;
+            client_ids?: string[] | null;
+            group_ids?: string[] | null;
+            tags?: {
+              operator?: string;
+              tags: string[];
+            } | null;
+            labels?: {
+              operator?: string;
+              labels: string[];
+            } | null;
+            /** @default false */
+            execute_concurrently?: boolean;
+            /** @default true */
+            abort_on_error?: boolean;
+            /** @default false */
+            overlaps?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+                name: string;
+                schedule: string;
+                timezone: string;
+                /** @enum {string} */
+                type: 'command' | 'script';
+                client_ids: string[] | null;
+                group_ids: string[] | null;
+                tags: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  tags: string[];
+                } | null;
+                labels: {
+                  /** @enum {string} */
+                  operator: 'AND' | 'OR';
+                  labels: string[];
+                } | null;
+                command: string;
+                script: string;
+                script_id: string | null;
+                interpreter: string | null;
+                cwd: string | null;
+                is_sudo: boolean | null;
+                timeout_sec: number | null;
+                execute_concurrently: boolean;
+                abort_on_error: boolean;
+                overlaps: boolean;
+                created_at: string;
+                created_by: string;
+                updated_at: string;
+                updated_by: string;
+                next_run_at: string | null;
+                last_execution: {
+                  started_at: string;
+                  jid: string | null;
+                  /** @enum {string} */
+                  outcome: 'started' | 'skipped' | 'missed' | 'failed';
+                  status: string;
+                  client_count: number;
+                  success_count: number;
+                  summary: string;
+                } | null;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    post?: never;
+    /** Delete a schedule (its runs stay) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules/{id}/runs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The last 50 firings of a schedule with their runs; meta.outcomes counts every firing */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                scheduled_at: string;
+                fired_at: string;
+                /** @enum {string} */
+                outcome: 'started' | 'skipped' | 'missed' | 'failed';
+                reason: string;
+                jid: string | null;
+                status: ('running' | 'successful' | 'failed' | 'unknown') | null;
+                client_count: number | null;
+                jobs: {
+                  running: number;
+                  successful: number;
+                  failed: number;
+                  unknown: number;
+                } | null;
+              }[];
+              meta: {
+                count: number;
+                outcomes: {
+                  started: number;
+                  skipped: number;
+                  missed: number;
+                  failed: number;
+                };
+              };
             };
           };
         };

@@ -5,7 +5,7 @@ export const MULTI_JOB_LIST: ListSpec = {
   resource: 'commands',
   sortable: ['jid', 'started_at', 'created_by', 'command'],
   defaultSort: '-started_at',
-  filterable: ['jid', 'created_by', 'command', 'is_script'],
+  filterable: ['jid', 'created_by', 'command', 'is_script', 'schedule_id'],
   fields: MULTI_JOB_SUMMARY_FIELDS,
   pagination: { defaultLimit: 100, maxLimit: 1000 },
 };

@@ -44,6 +44,11 @@ export interface StartedMultiJob extends JobCreated {
   detach(): void;
 }
 
+/** What a run belongs to: the schedule that started it. */
+export interface RunLink {
+  scheduleId?: string;
+}
+
 /** A run's overall status (see multiJobSchema). */
 type RunState = Pick<MultiJob, 'status' | 'finished_at'>;
 
@@ -78,14 +83,26 @@ export class MultiJobsService {
     body: MultiCommandBody,
     createdBy: string,
     observer?: MultiJobObserver,
+    link: RunLink = {},
   ): Promise<StartedMultiJob> {
-    return this.start(body, createdBy, { command: body.command, is_script: false }, observer);
+    return this.start(body, createdBy, { command: body.command, is_script: false }, observer, link);
   }
 
-  runScript(body: MultiScriptBody, createdBy: string, observer?: MultiJobObserver): Promise<StartedMultiJob> {
+  runScript(
+    body: MultiScriptBody,
+    createdBy: string,
+    observer?: MultiJobObserver,
+    link: RunLink = {},
+  ): Promise<StartedMultiJob> {
     const text = Buffer.from(body.script, 'base64').toString('utf8');
     if (text.trim() === '') throw jobErrors.emptyScript();
-    return this.start(body, createdBy, { command: text, is_script: true, script: body.script }, observer);
+    return this.start(
+      body,
+      createdBy,
+      { command: text, is_script: true, script: body.script },
+      observer,
+      link,
+    );
   }
 
   /**
@@ -146,6 +163,7 @@ export class MultiJobsService {
     createdBy: string,
     what: { command: string; is_script: boolean; script?: string },
     observer: MultiJobObserver | undefined,
+    link: RunLink,
   ): Promise<StartedMultiJob> {
     if (this.closed)
       throw new AppError('unavailable', ERROR_CODES.shuttingDown, 'svcd is shutting down', 'try again later');
@@ -166,6 +184,7 @@ export class MultiJobsService {
       timeout_sec: body.timeout_sec,
       concurrent: body.execute_concurrently,
       abort_on_err: body.abort_on_error,
+      ...(link.scheduleId === undefined ? {} : { schedule_id: link.scheduleId }),
     };
     await this.deps.multiJobs.insert(
       multiJob,

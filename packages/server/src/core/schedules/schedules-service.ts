@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import {
+  SCHEDULE_HISTORY_LENGTH,
+  type FiringCounts,
+  type ListQuery,
+  type Schedule,
+  type ScheduleBody,
+  type ScheduleFiring,
+} from '@svc/protocol';
+import type { Clock } from '../auth/ports.js';
+import { CronSyntaxError, parseCron } from './cron.js';
+import { isTimeZone, nextFiring } from './next-firing.js';
+import type { ScheduleDefinition, ScheduleRepository, StoredFiring, StoredSchedule } from './ports.js';
+import { scheduleErrors } from './schedule-errors.js';
+import type { ScheduleRuns } from './schedule-runs.js';
+
+const DEFAULTS = { timeout_sec: 60, cwd: '', is_sudo: false, interpreter: '' };
+
+/** The first firing after `now`; throws a 400 for a cron expression or time zone svcd cannot use. */
+function firstFiring(definition: ScheduleDefinition, now: Date): Date {
+  if (!isTimeZone(definition.timezone)) throw scheduleErrors.badTimeZone(definition.timezone);
+  let cron;
+  try {
+    cron = parseCron(definition.schedule);
+  } catch (err) {
+    if (err instanceof CronSyntaxError) throw scheduleErrors.badCron(err.message);
+    throw err;
+  }
+  const next = nextFiring(cron, definition.timezone, now);
+  if (!next) throw scheduleErrors.neverFires(definition.schedule);
+  return next;
+}
+
+/** What is stored: a command or inline script gets the defaults; a library script keeps only what was given. */
+function definitionOf(body: ScheduleBody): ScheduleDefinition {
+  const { name: _name, ...definition } = body;
+  if (definition.script_id !== undefined) return definition;
+  return { ...DEFAULTS, ...definition };
+}
+
+/**
+ * The schedules API (OpenRPort's /schedules): create, read, replace, delete, list, and each schedule's firings
+ * with the state of the runs they started. Firing itself is the Scheduler's.
+ */
+export class SchedulesService {
+  constructor(
+    private readonly repository: ScheduleRepository,
+    private readonly runs: ScheduleRuns,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(body: ScheduleBody, createdBy: string): Promise<Schedule> {
+    const now = this.clock.now();
+    const definition = definitionOf(body);
+    const schedule: StoredSchedule = {
+      id: randomUUID(),
+      name: body.name,
+      definition,
+      created_by: createdBy,
+      created_at: now,
+      updated_by: createdBy,
+      updated_at: now,
+      next_run_at: firstFiring(definition, now),
+    };
+    await this.repository.insert(schedule);
+    return this.view(schedule);
+  }
+
+  async get(id: string): Promise<Schedule> {
+    return this.view(await this.stored(id));
+  }
+
+  /** Replaces the whole schedule; the next firing is computed afresh from now. */
+  async replace(id: string, body: ScheduleBody, updatedBy: string): Promise<Schedule> {
+    const current = await this.stored(id);
+    const now = this.clock.now();
+    const definition = definitionOf(body);
+    const next: StoredSchedule = {
+      ...current,
+      name: body.name,
+      definition,
+      updated_by: updatedBy,
+      updated_at: now,
+      next_run_at: firstFiring(definition, now),
+    };
+    if (!(await this.repository.replace(next))) throw scheduleErrors.notFound(id);
+    return this.view(next);
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!(await this.repository.delete(id))) throw scheduleErrors.notFound(id);
+  }
+
+  async list(query: ListQuery): Promise<{ data: Schedule[]; count: number }> {
+    const { data, count } = await this.repository.list(query);
+    return { data: await Promise.all(data.map((s) => this.view(s))), count };
+  }
+
+  /** The newest firings first, each with its run's state, and every firing counted by outcome. */
+  async firings(id: string): Promise<{ data: ScheduleFiring[]; outcomes: FiringCounts }> {
+    await this.stored(id);
+    const [firings, outcomes] = await Promise.all([
+      this.repository.firings(id, SCHEDULE_HISTORY_LENGTH),
+      this.repository.firingCounts(id),
+    ]);
+    return { data: await Promise.all(firings.map((f) => this.firingView(f))), outcomes };
+  }
+
+  private async stored(id: string): Promise<StoredSchedule> {
+    const found = await this.repository.get(id);
+    if (!found) throw scheduleErrors.notFound(id);
+    return found;
+  }
+
+  private async firingView(firing: StoredFiring): Promise<ScheduleFiring> {
+    const state = firing.jid ? await this.runs.state(firing.jid) : undefined;
+    return {
+      scheduled_at: firing.scheduled_at.toISOString(),
+      fired_at: firing.fired_at.toISOString(),
+      outcome: firing.outcome,
+      reason: firing.reason,
+      jid: firing.jid,
+      status: state?.status ?? null,
+      client_count: state?.client_count ?? null,
+      jobs: state?.jobs ?? null,
+    };
+  }
+
+  private async lastExecution(id: string): Promise<Schedule['last_execution']> {
+    const [last] = await this.repository.firings(id, 1);
+    if (!last) return null;
+    const firing = await this.firingView(last);
+    const clients = firing.client_count ?? 0;
+    const successes = firing.jobs?.successful ?? 0;
+    const summary =
+      firing.outcome !== 'started'
+        ? firing.reason
+        : firing.status === 'running'
+          ? `running: ${clients - (firing.jobs?.running ?? 0)} of ${clients} clients finished`
+          : `${successes} of ${clients} clients successful`;
+    return {
+      started_at: firing.fired_at,
+      jid: firing.jid,
+      outcome: firing.outcome,
+      status: firing.status ?? firing.outcome,
+      client_count: clients,
+      success_count: successes,
+      summary,
+    };
+  }
+
+  private async view(s: StoredSchedule): Promise<Schedule> {
+    const d = s.definition;
+    return {
+      id: s.id,
+      name: s.name,
+      schedule: d.schedule,
+      timezone: d.timezone,
+      type: d.type,
+      client_ids: d.client_ids?.length ? d.client_ids : null,
+      group_ids: d.group_ids?.length ? d.group_ids : null,
+      tags: d.tags ?? null,
+      labels: d.labels ?? null,
+      command: d.command ?? '',
+      script: d.script ?? '',
+      script_id: d.script_id ?? null,
+      interpreter: d.interpreter ?? null,
+      cwd: d.cwd ?? null,
+      is_sudo: d.is_sudo ?? null,
+      timeout_sec: d.timeout_sec ?? null,
+      execute_concurrently: d.execute_concurrently,
+      abort_on_error: d.abort_on_error,
+      overlaps: d.overlaps,
+      created_at: s.created_at.toISOString(),
+      created_by: s.created_by,
+      updated_at: s.updated_at.toISOString(),
+      updated_by: s.updated_by,
+      next_run_at: s.next_run_at?.toISOString() ?? null,
+      last_execution: await this.lastExecution(s.id),
+    };
+  }
+}
