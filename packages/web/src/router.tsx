@@ -43,8 +43,8 @@ const routeTree = rootRoute.addChildren([
     ...libraryRoutes,
     ...vaultRoutes,
     ...clientGroupRoutes,
+    ...tunnelRoutes,
   ]),
-  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes, ...tunnelRoutes]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {
