@@ -10,6 +10,7 @@ import {
   type MultiJob,
   type MultiJobSummary,
   type MultiScriptBody,
+  type RerunSelection,
 } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { jobErrors } from './job-errors.js';
@@ -18,6 +19,8 @@ import type { JobsService } from './jobs-service.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
+import { nothingToRerun, rerunBody, rerunClientIds } from './run-again.js';
+import { runCsv } from './run-export.js';
 import { INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
@@ -114,6 +117,34 @@ export class MultiJobsService {
   async children(jid: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
     if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
     return this.deps.jobs.listChildren(jid, query);
+  }
+
+  /** The run as CSV, one chunk per page of children; 404 before the first chunk for an unknown run. */
+  async exportCsv(jid: string): Promise<AsyncGenerator<string>> {
+    if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
+    const page = async (offset: number, limit: number) =>
+      (
+        await this.deps.jobs.listChildren(jid, {
+          sort: [{ field: 'created_at', direction: 'asc' }],
+          filters: [],
+          page: { offset, limit },
+        })
+      ).data;
+    return runCsv(page);
+  }
+
+  /**
+   * A new run with the options of run `jid` on its clients that did not succeed (`failed`), or on every client
+   * it has a child for (`all`); clients removed since are left out. 409 when no client is left.
+   */
+  async rerun(jid: string, only: RerunSelection, createdBy: string): Promise<StartedMultiJob> {
+    const stored = await this.deps.multiJobs.get(jid, false);
+    if (!stored) throw multiJobNotFound(jid);
+    const children = await this.deps.jobs.listByMultiJob(jid);
+    const ids = rerunClientIds(children, only).filter((id) => this.deps.clients.get(id) !== undefined);
+    if (ids.length === 0) throw nothingToRerun(jid, only);
+    const body = rerunBody(stored.summary, ids);
+    return 'script' in body ? this.runScript(body.script, createdBy) : this.runCommand(body.command, createdBy);
   }
 
   /**
