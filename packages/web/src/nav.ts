@@ -5,4 +5,5 @@
 export const NAV_PAGES = [
   { to: '/', label: 'Dashboard' },
   { to: '/clients', label: 'Clients' },
+  { to: '/runs', label: 'Runs' },
 ] as const;

@@ -4,6 +4,7 @@ import { LoginPage } from './pages/login-page.js';
 import { clientRoutes } from './routes/clients.js';
 import { consoleRoute, rootRoute } from './routes/console-route.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { runRoutes } from './routes/runs.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -25,7 +26,7 @@ const loginRoute = createRoute({
 // One line per area of the console (its pages live in routes/<area>.ts).
 const routeTree = rootRoute.addChildren([
   loginRoute,
-  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes]),
+  consoleRoute.addChildren([...dashboardRoutes, ...clientRoutes, ...runRoutes]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -138,7 +138,7 @@ describe('run records: CSV export and rerun', () => {
     const missing = await csvOf(UNKNOWN_RUN);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toMatch(/^application\/json/);
-    expect((await missing.json()).errors[0].code).toBe('ERR_MULTI_JOB_NOT_FOUND');
+    expect(((await missing.json()) as Json).errors[0].code).toBe('ERR_MULTI_JOB_NOT_FOUND');
   });
 
   test('rerun?only=failed starts a new run on the failed clients with the same options', async () => {

@@ -7,6 +7,7 @@ import type { Client } from '../api/types.js';
 import { StateBadge } from '../components/client-columns.js';
 import { CommandRunner } from '../components/command-runner.js';
 import { ErrorAlert } from '../components/error-alert.js';
+import { JobHistory } from '../components/job-history.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { formatBytes } from '../lib/format.js';
@@ -150,6 +151,7 @@ export function ClientPage() {
           <Facts client={client.data} />
           <CommandRunner clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
           <Tunnels client={client.data} />
+          <JobHistory clientId={client.data.id} />
         </>
       )}
     </Stack>
