@@ -19,14 +19,21 @@ function parseCsv(text: string): string[][] {
   let quoted = false;
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), (i += 1);
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(cell), (cell = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(cell), rows.push(row), (row = []), (cell = ''), (i += 1);
+    if (quoted && c === '"' && text[i + 1] === '"') {
+      cell += '"';
+      i += 1;
+    } else if (quoted && c === '"') quoted = false;
+    else if (quoted) cell += c;
+    else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i += 1;
     } else cell += c;
   }
   return rows;
@@ -63,6 +70,13 @@ describe('run records: CSV export and rerun', () => {
       10_000,
       `run ${jid} to finish`,
     );
+
+  const resetAgents = () => {
+    for (const a of agents) {
+      a.runs.length = 0;
+      a.behaviour = succeed;
+    }
+  };
 
   /** A concurrent run where rr-2 fails with tricky output and the others succeed. */
   async function runWithOneFailure(): Promise<string> {
@@ -143,7 +157,7 @@ describe('run records: CSV export and rerun', () => {
 
   test('rerun?only=failed starts a new run on the failed clients with the same options', async () => {
     const jid = await runWithOneFailure();
-    for (const a of agents) (a.runs.length = 0), (a.behaviour = succeed);
+    resetAgents();
     const res = await t.api.post(`/commands/${jid}/rerun?only=failed`, undefined, { auth: AUTH });
     expect(res.status).toBe(200);
     const again = res.json.data.jid as string;
@@ -170,12 +184,17 @@ describe('run records: CSV export and rerun', () => {
   });
 
   test('a script run runs again as the same script', async () => {
-    for (const a of agents) (a.runs.length = 0), (a.behaviour = succeed);
+    resetAgents();
     agents[0]!.behaviour = () => ({ result: { end: { status: 'failed', exit_code: 1 } } });
     const script = '#!/bin/sh\necho "héllo"\n';
     const res = await t.api.post(
       '/scripts',
-      { script: Buffer.from(script).toString('base64'), tags: { tags: ['rr'] }, interpreter: 'sh', execute_concurrently: true },
+      {
+        script: Buffer.from(script).toString('base64'),
+        tags: { tags: ['rr'] },
+        interpreter: 'sh',
+        execute_concurrently: true,
+      },
       { auth: AUTH },
     );
     const jid = res.json.data.jid as string;

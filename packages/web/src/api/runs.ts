@@ -25,7 +25,8 @@ export const runListQuery = (offset: number) =>
           sort: '-started_at',
           'page[limit]': String(RUNS_PAGE_SIZE),
           'page[offset]': String(offset),
-          'fields[commands]': 'jid,started_at,created_by,command,is_script,concurrent,client_ids,tags,labels,group_ids',
+          'fields[commands]':
+            'jid,started_at,created_by,command,is_script,concurrent,client_ids,tags,labels,group_ids',
         }),
       }),
     refetchInterval: 10_000,

@@ -12,17 +12,17 @@ export interface CodeEditorProps {
  * A script editor. This one is a plain monospace text area; the highlighted editor replaces it with the same
  * props (keep this interface).
  */
-export function CodeEditor({ label, value, onChange, language = 'plain', minRows = 8 }: CodeEditorProps) {
+export function CodeEditor(props: CodeEditorProps) {
   return (
     <Textarea
-      label={label}
-      value={value}
-      onChange={(event) => onChange(event.currentTarget.value)}
+      label={props.label}
+      value={props.value}
+      onChange={(event) => props.onChange(event.currentTarget.value)}
       autosize
-      minRows={minRows}
+      minRows={props.minRows ?? 8}
       ff="monospace"
       spellCheck={false}
-      data-language={language}
+      data-language={props.language ?? 'plain'}
     />
   );
 }

@@ -5,7 +5,7 @@ import { JobStateBadge } from './job-state.js';
 import { TimeAgo } from './time-ago.js';
 
 /** The full output of one job, in a modal. */
-export function JobOutputModal({ job, onClose }: { job: ChildJob | undefined; onClose(): void }) {
+export function JobOutputModal({ job, onClose }: { job: ChildJob | undefined; onClose: () => void }) {
   const duration = job ? jobDurationMs(job, Date.now()) : undefined;
   return (
     <Modal

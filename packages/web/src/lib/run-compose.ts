@@ -19,7 +19,11 @@ export interface ComposeSearch {
 }
 
 const text = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' ? value : Array.isArray(value) ? value.join(',') : undefined;
+  typeof value === 'string' && value.trim() !== ''
+    ? value
+    : Array.isArray(value)
+      ? value.join(',')
+      : undefined;
 
 export function parseComposeSearch(raw: Record<string, unknown>): ComposeSearch {
   const search: ComposeSearch = {};
@@ -126,7 +130,8 @@ export interface RunOptions {
 export function toBase64(textValue: string): string {
   const bytes = new TextEncoder().encode(textValue);
   let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
 }
 
@@ -147,7 +152,8 @@ export function runRequest(
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.interpreter ? { interpreter: options.interpreter } : {}),
   };
-  if (source === 'command') return { path: '/commands', body: { command: content.command, ...run, ...common } };
+  if (source === 'command')
+    return { path: '/commands', body: { command: content.command, ...run, ...common } };
   if (source === 'script')
     return { path: '/scripts', body: { script: toBase64(content.script), ...run, ...common } };
   // A library script keeps its own options unless the form changed them.

@@ -68,7 +68,10 @@ export function mergeJobs<J extends { jid: string; status: string; finished_at: 
       next.push(job);
     } else {
       const old = (next ?? known)[at];
-      if (old && (old.status !== job.status || old.finished_at !== job.finished_at || job.status === 'running')) {
+      if (
+        old &&
+        (old.status !== job.status || old.finished_at !== job.finished_at || job.status === 'running')
+      ) {
         next ??= [...known];
         next[at] = job;
       }

@@ -28,7 +28,6 @@ import {
   targetCountQuery,
   targetingBody,
   type ScriptSource,
-  type TargetKind,
   type Targets,
 } from '../lib/run-compose.js';
 
@@ -45,7 +44,12 @@ function TargetCount({ targets }: { targets: Targets }) {
     queryFn: () => clientCount(query ?? new URLSearchParams()),
     enabled: query !== undefined,
   });
-  if (!query) return <Text size="sm" c="dimmed">Choose the targets to see how many clients match.</Text>;
+  if (!query)
+    return (
+      <Text size="sm" c="dimmed">
+        Choose the targets to see how many clients match.
+      </Text>
+    );
   if (count.error) return <ErrorAlert error={count.error} title="Cannot count the matching clients" />;
   return (
     <Group gap="xs" aria-live="polite">
@@ -59,13 +63,13 @@ function TargetCount({ targets }: { targets: Targets }) {
   );
 }
 
-function TargetFields({ targets, set }: { targets: Targets; set(next: Partial<Targets>): void }) {
+function TargetFields({ targets, set }: { targets: Targets; set: (next: Partial<Targets>) => void }) {
   return (
     <Stack gap="sm">
       <SegmentedControl
         aria-label="Target clients by"
         value={targets.kind}
-        onChange={(kind) => set({ kind: kind as TargetKind })}
+        onChange={(kind) => set({ kind: kind })}
         data={[
           { value: 'ids', label: 'Ids / groups' },
           { value: 'tags', label: 'Tags' },
@@ -110,7 +114,7 @@ function TargetFields({ targets, set }: { targets: Targets; set(next: Partial<Ta
           <SegmentedControl
             aria-label="Match"
             value={targets.operator}
-            onChange={(operator) => set({ operator: operator as Targets['operator'] })}
+            onChange={(operator) => set({ operator: operator })}
             data={[
               { value: 'OR', label: 'any (OR)' },
               { value: 'AND', label: 'all (AND)' },
@@ -183,7 +187,7 @@ export function RunNewPage() {
               <SegmentedControl
                 aria-label="Run a"
                 value={source}
-                onChange={(value) => setSource(value as ScriptSource)}
+                onChange={(value) => setSource(value)}
                 data={[
                   { value: 'command', label: 'Command' },
                   { value: 'script', label: 'Script' },
@@ -203,7 +207,12 @@ export function RunNewPage() {
                 />
               )}
               {source === 'script' && (
-                <CodeEditor label="Script" value={script} onChange={setScript} language={languageOf(interpreter)} />
+                <CodeEditor
+                  label="Script"
+                  value={script}
+                  onChange={setScript}
+                  language={languageOf(interpreter)}
+                />
               )}
               {source === 'library' && (
                 <>
@@ -219,7 +228,14 @@ export function RunNewPage() {
                     nothingFoundMessage="No library script matches; create one in the script library"
                   />
                   {chosen && (
-                    <Textarea label="Its text" value={chosen.script} readOnly autosize maxRows={10} ff="monospace" />
+                    <Textarea
+                      label="Its text"
+                      value={chosen.script}
+                      readOnly
+                      autosize
+                      maxRows={10}
+                      ff="monospace"
+                    />
                   )}
                 </>
               )}

@@ -12,10 +12,10 @@ import {
   Title,
   UnstyledButton,
 } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useMemo, useRef, useState, type ReactNode } from 'react';
 import { fetchRunChildren, fetchRunCsv, rerunRun, runQuery, type Run, type RunCounts } from '../api/runs.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { JobOutputModal } from '../components/job-output-modal.js';
@@ -38,7 +38,7 @@ const route = getRouteApi('/console/runs/$jid');
 const ROW_HEIGHT = 44;
 const COLUMNS = 5;
 
-function Fact({ label, children }: { label: string; children: React.ReactNode }) {
+function Fact({ label, children }: { label: string; children: ReactNode }) {
   return (
     <div>
       <Text size="xs" tt="uppercase" fw={700} c="dimmed">
@@ -61,8 +61,8 @@ function RunFacts({ run }: { run: Run }) {
         <Fact label="Finished">{run.finished_at ? <TimeAgo iso={run.finished_at} /> : 'still running'}</Fact>
         <Fact label="Targets">{describeTargets(run)}</Fact>
         <Fact label="Options">
-          {run.concurrent ? 'concurrent' : `sequential${run.abort_on_err ? ', stops at a failure' : ''}`}, timeout{' '}
-          {run.timeout_sec} s{run.interpreter ? `, ${run.interpreter}` : ''}
+          {run.concurrent ? 'concurrent' : `sequential${run.abort_on_err ? ', stops at a failure' : ''}`},
+          timeout {run.timeout_sec} s{run.interpreter ? `, ${run.interpreter}` : ''}
           {run.cwd ? `, in ${run.cwd}` : ''}
         </Fact>
       </SimpleGrid>
@@ -77,7 +77,7 @@ function RunFacts({ run }: { run: Run }) {
 }
 
 /** The rows, virtualised: only those in view are in the page, so a run on thousands of clients stays fast. */
-function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen(job: ChildJob): void }) {
+function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) => void }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: jobs.length,
@@ -112,7 +112,12 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen(job: ChildJob): vo
             if (!job) return null;
             const ms = jobDurationMs(job, now);
             return (
-              <Table.Tr key={job.jid} data-testid="run-job" data-client={job.client_id} style={{ height: ROW_HEIGHT }}>
+              <Table.Tr
+                key={job.jid}
+                data-testid="run-job"
+                data-client={job.client_id}
+                style={{ height: ROW_HEIGHT }}
+              >
                 <Table.Td className="clip">
                   <AnchorLink to="/clients/$clientId" params={{ clientId: job.client_id }}>
                     {job.client_name || job.client_id}
@@ -131,7 +136,11 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen(job: ChildJob): vo
                     fz="sm"
                     data-testid="run-job-preview"
                   >
-                    {outputPreview(job) || <Text span c="dimmed" size="sm">(no output) — details</Text>}
+                    {outputPreview(job) || (
+                      <Text span c="dimmed" size="sm">
+                        (no output) — details
+                      </Text>
+                    )}
                   </UnstyledButton>
                 </Table.Td>
               </Table.Tr>
@@ -197,21 +206,23 @@ export function RunPage() {
   const { jid } = route.useParams();
   const search = route.useSearch();
   const navigate = route.useNavigate();
-  const queryClient = useQueryClient();
   const [open, setOpen] = useState<ChildJob>();
   const run = useQuery(runQuery(jid));
   const running = run.data?.run.status === 'running';
-  // Live: while the run runs, its children are read again each second (one batch of updates per second,
-  // whatever the number of clients); svcd's sockets only follow the runs they start, not an existing one.
+  // Live: svcd's sockets follow only the runs they start themselves, so this page polls. The run's counts are
+  // read each second while it runs (one cheap query); the children are read again only when the counts moved
+  // (a child started or ended), and every change of a second lands in one render, whatever the number of clients.
+  const signature = run.data ? `${run.data.run.status}:${JSON.stringify(run.data.counts)}` : '';
   const children = useQuery({
-    queryKey: ['run-children', jid],
+    queryKey: ['run-children', jid, signature],
     queryFn: () => fetchRunChildren(jid),
-    refetchInterval: running ? 1000 : false,
+    enabled: signature !== '',
+    placeholderData: keepPreviousData,
+    // Each signature is read once; the earlier reads are dropped at once rather than cached.
+    gcTime: 0,
+    // A running child's output is stored when it ends; until then only its row's duration moves.
+    refetchInterval: running ? 5000 : false,
   });
-  const status = run.data?.run.status;
-  useEffect(() => {
-    if (status && status !== 'running') void queryClient.invalidateQueries({ queryKey: ['run-children', jid] });
-  }, [status, jid, queryClient]);
 
   const state = search.state ?? 'all';
   const jobs = useMemo(() => filterByState(children.data ?? [], state), [children.data, state]);
@@ -255,7 +266,9 @@ export function RunPage() {
           {children.error && <ErrorAlert error={children.error} />}
           {children.data && jobs.length === 0 && (
             <Text c="dimmed" size="sm" data-testid="run-jobs-empty">
-              {total === 0 ? 'No client has a job yet; they appear here as the run reaches them.' : `No job is ${state}.`}
+              {total === 0
+                ? 'No client has a job yet; they appear here as the run reaches them.'
+                : `No job is ${state}.`}
             </Text>
           )}
           {jobs.length > 0 && <JobRows jobs={jobs} onOpen={setOpen} />}

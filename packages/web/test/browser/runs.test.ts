@@ -49,7 +49,9 @@ describe('runs', () => {
 
   test('a command on three agents: every result on one page, filter by state, full output', async () => {
     await h.page.goto(`${h.origin}/runs/new?client_ids=web-1,web-2,db-1&command=/usr/bin/uname%20-n`);
-    await expect(h.page.getByRole('textbox', { name: 'Command' }).inputValue()).resolves.toBe('/usr/bin/uname -n');
+    await expect(h.page.getByRole('textbox', { name: 'Command' }).inputValue()).resolves.toBe(
+      '/usr/bin/uname -n',
+    );
     await expect.poll(() => h.page.getByTestId('target-count').textContent()).toBe('3 clients');
     await h.page.getByRole('button', { name: 'Start the run' }).click();
     await h.page.waitForURL(/\/runs\/[0-9a-f-]{36}/);
@@ -106,7 +108,11 @@ describe('runs', () => {
       'echo "fine in $0"',
       '',
     ].join('\n');
-    const created = await h.api.post('/library/scripts', { name: 'where am i', script }, { auth: h.adminAuth });
+    const created = await h.api.post(
+      '/library/scripts',
+      { name: 'where am i', script },
+      { auth: h.adminAuth },
+    );
     expect(created.status).toBe(201);
     const id = created.json.data.id as string;
     await h.page.goto(`${h.origin}/runs/new?script_id=${id}&tags=web,db`);

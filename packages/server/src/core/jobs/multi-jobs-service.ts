@@ -144,7 +144,9 @@ export class MultiJobsService {
     const ids = rerunClientIds(children, only).filter((id) => this.deps.clients.get(id) !== undefined);
     if (ids.length === 0) throw nothingToRerun(jid, only);
     const body = rerunBody(stored.summary, ids);
-    return 'script' in body ? this.runScript(body.script, createdBy) : this.runCommand(body.command, createdBy);
+    return 'script' in body
+      ? this.runScript(body.script, createdBy)
+      : this.runCommand(body.command, createdBy);
   }
 
   /**

@@ -104,14 +104,19 @@ export function multiCommandRoutes(
 
   // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read,
   // and leaving out the targeting fields skips those too.
-  app.get<{ Params: { jid: string } }>('/commands/:jid', documented(OPERATIONS.get), async (request, reply) => {
-    if (wantsCsv(request)) return sendCsv(reply, request.params.jid, await multi.exportCsv(request.params.jid));
-    const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
-    const wants = (field: string) => fields === undefined || fields.includes(field);
-    const withTargets = TARGETING.some(wants);
-    const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
-    return { data: pickFields(job, fields), meta: { jobs: counts } };
-  });
+  app.get<{ Params: { jid: string } }>(
+    '/commands/:jid',
+    documented(OPERATIONS.get),
+    async (request, reply) => {
+      if (wantsCsv(request))
+        return sendCsv(reply, request.params.jid, await multi.exportCsv(request.params.jid));
+      const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
+      const wants = (field: string) => fields === undefined || fields.includes(field);
+      const withTargets = TARGETING.some(wants);
+      const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
+      return { data: pickFields(job, fields), meta: { jobs: counts } };
+    },
+  );
 
   app.post<{ Params: { jid: string } }>(
     '/commands/:jid/rerun',
