@@ -6,7 +6,7 @@
  * db-1 refuses `uname` (its own [remote-commands] deny list), so a command on all three fails there only; the
  * library script exits 3 when its file lies under db-1's data dir, so it fails there with an exit code.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, test } from 'vitest';
 import { foreignRequests, useConsoleHarness } from '../../../../test-support/console-harness.js';
 
@@ -126,6 +126,24 @@ describe('runs', () => {
     await expect(rowOf('db-1').getByTestId('run-job-exit').textContent()).resolves.toBe('3');
     await expect(rowOf('web-2').getByTestId('run-job-preview').textContent()).resolves.toContain('fine in');
     await expect(h.page.getByTestId('run-command').textContent()).resolves.toContain('no db here');
+  });
+
+  test('a script typed in the editor: the run page shows it running, then its result without a reload', async () => {
+    await h.page.goto(`${h.origin}/runs/new?client_ids=web-1`);
+    await h.page.getByText('Script', { exact: true }).click();
+    // Waits for a file this test creates once it has seen the job running, so "running" is on screen for sure.
+    const gate = `${h.dir}/typed-script-gate`;
+    await h.page
+      .getByRole('textbox', { name: 'Script' })
+      .fill(`#!/bin/sh\nwhile [ ! -e ${gate} ]; do sleep 0.1; done\necho typed and done\n`);
+    await h.page.getByRole('button', { name: 'Start the run' }).click();
+    await h.page.waitForURL(/\/runs\/[0-9a-f-]{36}/);
+    await expect.poll(() => rowOf('web-1').getByTestId('job-state').textContent()).toBe('running');
+    await writeFile(gate, '');
+    await expect
+      .poll(() => rowOf('web-1').getByTestId('job-state').textContent(), { timeout: 15_000 })
+      .toBe('successful');
+    await expect(rowOf('web-1').getByTestId('run-job-preview').textContent()).resolves.toBe('typed and done');
   });
 
   test("a client's page lists its jobs with the full output of each", async () => {
