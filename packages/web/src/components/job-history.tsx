@@ -71,7 +71,7 @@ export function JobHistory({ clientId }: { clientId: string }) {
                       <Table.Td>
                         <Button
                           size="compact-xs"
-                          variant="light"
+                          variant="default"
                           onClick={() => setOpen(job)}
                           title="Show the full output"
                         >

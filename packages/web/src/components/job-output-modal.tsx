@@ -12,7 +12,8 @@ export function JobOutputModal({ job, onClose }: { job: ChildJob | undefined; on
       opened={job !== undefined}
       onClose={onClose}
       size="xl"
-      title={job ? `Output of ${job.client_name || job.client_id}` : ''}
+      title={job ? `Output of ${job.client_name || job.client_id}` : 'Output'}
+      closeButtonProps={{ 'aria-label': 'Close' }}
     >
       {job && (
         <Stack gap="sm" data-testid="job-output">

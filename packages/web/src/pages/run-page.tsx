@@ -111,6 +111,7 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) =
             const job = jobs[item.index];
             if (!job) return null;
             const ms = jobDurationMs(job, now);
+            const preview = outputPreview(job);
             return (
               <Table.Tr
                 key={job.jid}
@@ -131,14 +132,14 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) =
                 <Table.Td className="clip" maw={420}>
                   <UnstyledButton
                     onClick={() => onOpen(job)}
-                    aria-label={`Full output of ${job.client_name || job.client_id}`}
+                    aria-label={`${preview || '(no output)'}: full output of ${job.client_name || job.client_id}`}
                     ff="monospace"
                     fz="sm"
                     data-testid="run-job-preview"
                   >
-                    {outputPreview(job) || (
+                    {preview || (
                       <Text span c="dimmed" size="sm">
-                        (no output) — details
+                        (no output)
                       </Text>
                     )}
                   </UnstyledButton>

@@ -8,6 +8,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, test } from 'vitest';
+import { seriousAxeViolations } from '../../../../test-support/browser.js';
 import { foreignRequests, useConsoleHarness } from '../../../../test-support/console-harness.js';
 
 const h = useConsoleHarness({
@@ -45,6 +46,7 @@ describe('runs', () => {
     await expect.poll(() => h.page.getByTestId('target-count').textContent()).toBe('3 clients');
     await h.page.getByText('all (AND)').click();
     await expect.poll(() => h.page.getByTestId('target-count').textContent()).toBe('0 clients');
+    expect(await seriousAxeViolations(h.page)).toEqual([]);
   });
 
   test('a command on three agents: every result on one page, filter by state, full output', async () => {
@@ -75,6 +77,8 @@ describe('runs', () => {
     await rowOf('web-1').getByTestId('run-job-preview').click();
     await expect(h.page.getByTestId('job-stdout').textContent()).resolves.not.toBe('(empty)');
     await h.page.keyboard.press('Escape');
+    await h.page.getByTestId('job-output').waitFor({ state: 'hidden' });
+    expect(await seriousAxeViolations(h.page)).toEqual([]);
   });
 
   test('export CSV downloads the run as svcd exports it', async () => {
@@ -154,7 +158,30 @@ describe('runs', () => {
     await history.getByRole('button', { name: /fine in/ }).click();
     await expect(h.page.getByTestId('job-stdout').textContent()).resolves.toMatch(/^fine in .*web-2-data/);
     await h.page.keyboard.press('Escape');
+    await h.page.getByTestId('job-output').waitFor({ state: 'hidden' });
+    expect(await seriousAxeViolations(h.page)).toEqual([]);
     expect(h.cspErrors).toEqual([]);
     expect(foreignRequests(h)).toEqual([]);
+  });
+
+  test('a run and its compose page fit a 390 px wide phone', async () => {
+    await h.page.setViewportSize({ width: 390, height: 844 });
+    const overflow = () =>
+      h.page.evaluate(() => {
+        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } })
+          .document.documentElement;
+        return root.scrollWidth;
+      });
+    try {
+      await h.page.goto(`${h.origin}/runs/new?tags=web`);
+      await expect.poll(() => h.page.getByTestId('target-count').textContent()).toBe('2 clients');
+      expect(await overflow()).toBeLessThanOrEqual(390);
+      await h.page.goto(`${h.origin}/runs`);
+      await h.page.getByTestId('run-row').first().getByRole('link').click();
+      await expect.poll(() => h.page.getByTestId('run-job').count()).toBeGreaterThan(0);
+      expect(await overflow()).toBeLessThanOrEqual(390);
+    } finally {
+      await h.page.setViewportSize({ width: 1280, height: 860 });
+    }
   });
 });
