@@ -19,8 +19,8 @@ import type { JobsService } from './jobs-service.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
-import { nothingToRerun, rerunBody, rerunClientIds } from './run-again.js';
-import { runCsv } from './run-export.js';
+import { nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds } from './run-again.js';
+import { EXPORT_PAGE, runCsv } from './run-export.js';
 import { INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
@@ -122,15 +122,29 @@ export class MultiJobsService {
   /** The run as CSV, one chunk per page of children; 404 before the first chunk for an unknown run. */
   async exportCsv(jid: string): Promise<AsyncGenerator<string>> {
     if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
-    const page = async (offset: number, limit: number) =>
-      (
-        await this.deps.jobs.listChildren(jid, {
-          sort: [{ field: 'created_at', direction: 'asc' }],
-          filters: [],
-          page: { offset, limit },
-        })
-      ).data;
-    return runCsv(page);
+    return runCsv((offset, limit) => this.childPage(jid, offset, limit));
+  }
+
+  /** One page of a run's children in the order the run reached them, optionally only some statuses. */
+  private async childPage(jid: string, offset: number, limit: number, statuses?: readonly string[]) {
+    const filters = statuses ? [{ fields: ['status'], values: [...statuses] }] : [];
+    const query = {
+      sort: [
+        { field: 'created_at', direction: 'asc' as const },
+        { field: 'client_id', direction: 'asc' as const },
+      ],
+      filters,
+      page: { offset, limit },
+    };
+    return (await this.deps.jobs.listChildren(jid, query)).data;
+  }
+
+  private async *childPages(jid: string, statuses?: readonly string[]): AsyncGenerator<Job[]> {
+    for (let offset = 0; ; offset += EXPORT_PAGE) {
+      const page = await this.childPage(jid, offset, EXPORT_PAGE, statuses);
+      yield page;
+      if (page.length < EXPORT_PAGE) return;
+    }
   }
 
   /**
@@ -140,10 +154,13 @@ export class MultiJobsService {
   async rerun(jid: string, only: RerunSelection, createdBy: string): Promise<StartedMultiJob> {
     const stored = await this.deps.multiJobs.get(jid, false);
     if (!stored) throw multiJobNotFound(jid);
-    const children = await this.deps.jobs.listByMultiJob(jid);
-    const ids = rerunClientIds(children, only).filter((id) => this.deps.clients.get(id) !== undefined);
-    if (ids.length === 0) throw nothingToRerun(jid, only);
-    const body = rerunBody(stored.summary, ids);
+    // Page by page, keeping only the client ids: a run on 10,000 clients never has all its output in memory.
+    const ids: string[] = [];
+    for await (const page of this.childPages(jid, only === 'failed' ? RERUN_STATUSES : undefined))
+      ids.push(...rerunClientIds(page, only));
+    const known = [...new Set(ids)].filter((id) => this.deps.clients.get(id) !== undefined);
+    if (known.length === 0) throw nothingToRerun(jid, only);
+    const body = rerunBody(stored.summary, known);
     return 'script' in body
       ? this.runScript(body.script, createdBy)
       : this.runCommand(body.command, createdBy);

@@ -12,9 +12,10 @@ import {
   type RerunSelection,
 } from '@svc/protocol';
 
-/** A child that did not succeed: it failed, or its outcome is unknown. Running children are not (yet). */
-export const didNotSucceed = (job: Pick<Job, 'status'>): boolean =>
-  job.status === 'failed' || job.status === 'unknown';
+/** The statuses of a child that did not succeed: it failed, or its outcome is unknown (running ones not yet). */
+export const RERUN_STATUSES: readonly Job['status'][] = ['failed', 'unknown'];
+
+export const didNotSucceed = (job: Pick<Job, 'status'>): boolean => RERUN_STATUSES.includes(job.status);
 
 /** The client ids to run again, each once, in the order the run reached them. */
 export function rerunClientIds(children: readonly Pick<Job, 'client_id' | 'status'>[], only: RerunSelection) {

@@ -5,7 +5,7 @@
 import { RUN_CSV_COLUMNS, type Job } from '@svc/protocol';
 
 /** Children read per page while exporting. */
-export const EXPORT_PAGE = 500;
+export const EXPORT_PAGE = 200;
 
 /**
  * One CSV cell: quoted when it holds a quote, comma or line break (quotes doubled). Text that a spreadsheet
