@@ -134,7 +134,7 @@ export function ClientsPage() {
           Clients
         </Title>
         <Group gap="xs">
-          {list.isFetching && <Loader size="xs" aria-label="Loading" />}
+          {list.isFetching && <Loader size="xs" role="status" aria-label="Loading" />}
           <Badge variant="light" size="lg" data-testid="clients-count">
             {count} {count === 1 ? 'client' : 'clients'}
           </Badge>

@@ -241,7 +241,7 @@ export function RunPage() {
           Run
         </Title>
         {run.data && <JobStateBadge status={run.data.run.status} />}
-        {(run.isFetching || children.isFetching) && <Loader size="xs" aria-label="Updating" />}
+        {(run.isFetching || children.isFetching) && <Loader size="xs" role="status" aria-label="Updating" />}
         <Text c="dimmed" ff="monospace" size="sm">
           {jid}
         </Text>

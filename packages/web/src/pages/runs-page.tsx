@@ -13,7 +13,7 @@ const route = getRouteApi('/console/runs');
 /** A run's state and counts, read per row (only the counts, never the children). */
 function RunState({ jid }: { jid: string }) {
   const run = useQuery(runQuery(jid));
-  if (!run.data) return <Loader size="xs" aria-label="Loading the state" />;
+  if (!run.data) return <Loader size="xs" role="status" aria-label="Loading the state" />;
   const { counts } = run.data;
   return (
     <Group gap={6} wrap="nowrap">
@@ -60,7 +60,7 @@ export function RunsPage() {
           Runs
         </Title>
         <Group gap="xs">
-          {list.isFetching && <Loader size="xs" aria-label="Loading" />}
+          {list.isFetching && <Loader size="xs" role="status" aria-label="Loading" />}
           <Badge variant="light" size="lg" data-testid="runs-count">
             {count} {count === 1 ? 'run' : 'runs'}
           </Badge>
