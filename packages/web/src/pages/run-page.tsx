@@ -37,6 +37,14 @@ import { describeTargets } from '../lib/run-summary.js';
 const route = getRouteApi('/console/runs/$jid');
 const ROW_HEIGHT = 44;
 const COLUMNS = 5;
+/** One line, cut with an ellipsis inside its cell. */
+const PREVIEW_STYLE = {
+  display: 'block',
+  maxWidth: '100%',
+  overflow: 'hidden',
+  textOverflow: 'ellipsis',
+  whiteSpace: 'nowrap',
+} as const;
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
   return (
@@ -136,6 +144,7 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) =
                     ff="monospace"
                     fz="sm"
                     data-testid="run-job-preview"
+                    style={PREVIEW_STYLE}
                   >
                     {preview || (
                       <Text span c="dimmed" size="sm">
