@@ -14,7 +14,6 @@ import {
   countStates,
   filterByState,
   jobDurationMs,
-  mergeJobs,
   outputPreview,
   parseStateFilter,
 } from '../src/lib/run-jobs.js';
@@ -132,13 +131,6 @@ test('duration and output preview', () => {
   expect(outputPreview({ result: { stdout: 'x'.repeat(200), stderr: '' }, error: '' }, 10)).toBe(
     `${'x'.repeat(9)}…`,
   );
-});
-
-test('merging fresh children keeps order and identity when nothing changed', () => {
-  const known = [job('a', 'successful', { finished_at: 't' }), job('b', 'failed', { finished_at: 't' })];
-  expect(mergeJobs(known, [job('a', 'successful', { finished_at: 't' })])).toBe(known);
-  const merged = mergeJobs(known, [job('c', 'running'), job('b', 'failed', { finished_at: 'u' })]);
-  expect(merged.map((j) => `${j.jid}:${j.finished_at}`)).toEqual(['a:t', 'b:u', 'c:null']);
 });
 
 test('runs in a list: targets and work in a few words', () => {

@@ -49,33 +49,3 @@ export function outputPreview(job: Pick<ChildJob, 'result' | 'error'>, max = 120
   const line = source.split('\n').find((l) => l.trim() !== '') ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
-
-/**
- * Merges a fresh page of children into the ones known, by jid, keeping the order of first appearance; returns
- * the same array when nothing changed (so React skips a render).
- */
-export function mergeJobs<J extends { jid: string; status: string; finished_at: string | null }>(
-  known: readonly J[],
-  fresh: readonly J[],
-): readonly J[] {
-  const index = new Map(known.map((job, i) => [job.jid, i]));
-  let next: J[] | undefined;
-  for (const job of fresh) {
-    const at = index.get(job.jid);
-    if (at === undefined) {
-      next ??= [...known];
-      index.set(job.jid, next.length);
-      next.push(job);
-    } else {
-      const old = (next ?? known)[at];
-      if (
-        old &&
-        (old.status !== job.status || old.finished_at !== job.finished_at || job.status === 'running')
-      ) {
-        next ??= [...known];
-        next[at] = job;
-      }
-    }
-  }
-  return next ?? known;
-}
