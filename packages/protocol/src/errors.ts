@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   multiJobNotFound: 'ERR_MULTI_JOB_NOT_FOUND',
   clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
   noTargets: 'ERR_NO_TARGETS',
+  nothingToRerun: 'ERR_NOTHING_TO_RERUN',
   foreignOrigin: 'ERR_FOREIGN_ORIGIN',
   uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
   libraryScriptNotFound: 'ERR_LIBRARY_SCRIPT_NOT_FOUND',

@@ -12,6 +12,7 @@ import { usersRoutes } from './routes/users.js';
 import { libraryRoutes } from './routes/library.js';
 import { vaultRoutes } from './routes/vault.js';
 import { tunnelRoutes } from './routes/tunnels.js';
+import { runRoutes } from './routes/runs.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -36,6 +37,7 @@ const routeTree = rootRoute.addChildren([
   consoleRoute.addChildren([
     ...dashboardRoutes,
     ...clientRoutes,
+    ...runRoutes,
     ...usersRoutes,
     ...tokensRoutes,
     ...credentialsRoutes,

@@ -163,3 +163,25 @@ export interface JobOutputChunkMessage {
   client_name: string;
   result: { stdout: string; stderr: string; summary: '' };
 }
+
+/**
+ * POST /commands/{jid}/rerun?only=failed|all: which targets of the run run again. `failed` (the default) takes
+ * every client whose child job ended other than `successful` (failed or unknown); `all` every client with a child.
+ */
+export const RERUN_SELECTIONS = ['failed', 'all'] as const;
+export type RerunSelection = (typeof RERUN_SELECTIONS)[number];
+export const rerunSelectionSchema = z.enum(RERUN_SELECTIONS, { error: 'only must be failed or all' });
+
+/** The columns of a run exported as CSV (GET /commands/{jid} with Accept: text/csv), in order. */
+export const RUN_CSV_COLUMNS = [
+  'client_id',
+  'client_name',
+  'status',
+  'exit_code',
+  'started_at',
+  'finished_at',
+  'duration_sec',
+  'error',
+  'stdout',
+  'stderr',
+] as const;

@@ -2668,7 +2668,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One multi-client job with its jobs; meta.jobs counts them by status */
+    /**
+     * One multi-client job with its jobs; meta.jobs counts them by status
+     * @description With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns client_id, client_name, status, exit_code, started_at, finished_at, duration_sec, error, stdout, stderr; streamed, so it suits runs on thousands of clients).
+     */
     get: {
       parameters: {
         query?: {
@@ -2683,7 +2686,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description OK */
+        /** @description OK; or: The run as CSV */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2756,6 +2759,7 @@ export interface paths {
                 };
               };
             };
+            'text/csv': string;
           };
         };
         /** @description An error: 4xx for a request to fix, 5xx for a server problem */
@@ -2864,6 +2868,63 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/commands/{jid}/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run a multi-client job again on its failed clients (or all), with the same options
+     * @description only=failed (default): the clients whose job failed or ended unknown; only=all: every client the run has a job for. Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.
+     */
+    post: {
+      parameters: {
+        query?: {
+          /** @description failed (default) or all */
+          only?: 'failed' | 'all';
+        };
+        header?: never;
+        path: {
+          jid: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Started; follow it with GET /commands/{jid} or live on /ws/commands */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                jid: string;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;

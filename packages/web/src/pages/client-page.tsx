@@ -9,6 +9,7 @@ import { ClientTunnels } from '../components/client-tunnels.js';
 import { CommandRunner } from '../components/command-runner.js';
 import { ForgetClient } from '../components/forget-client.js';
 import { ErrorAlert } from '../components/error-alert.js';
+import { JobHistory } from '../components/job-history.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { formatBytes } from '../lib/format.js';
@@ -100,6 +101,7 @@ export function ClientPage() {
           <CommandRunner clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
           <ClientTunnels clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
           {client.data.connection_state === 'disconnected' && <ForgetClient clientId={client.data.id} />}
+          <JobHistory clientId={client.data.id} />
         </>
       )}
     </Stack>

@@ -10,6 +10,7 @@ import {
   type MultiJob,
   type MultiJobSummary,
   type MultiScriptBody,
+  type RerunSelection,
 } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { jobErrors } from './job-errors.js';
@@ -18,6 +19,8 @@ import type { JobsService } from './jobs-service.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
+import { nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds } from './run-again.js';
+import { EXPORT_PAGE, runCsv } from './run-export.js';
 import { INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
@@ -131,6 +134,53 @@ export class MultiJobsService {
   async children(jid: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
     if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
     return this.deps.jobs.listChildren(jid, query);
+  }
+
+  /** The run as CSV, one chunk per page of children; 404 before the first chunk for an unknown run. */
+  async exportCsv(jid: string): Promise<AsyncGenerator<string>> {
+    if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
+    return runCsv((offset, limit) => this.childPage(jid, offset, limit));
+  }
+
+  /** One page of a run's children in the order the run reached them, optionally only some statuses. */
+  private async childPage(jid: string, offset: number, limit: number, statuses?: readonly string[]) {
+    const filters = statuses ? [{ fields: ['status'], values: [...statuses] }] : [];
+    const query = {
+      sort: [
+        { field: 'created_at', direction: 'asc' as const },
+        { field: 'client_id', direction: 'asc' as const },
+      ],
+      filters,
+      page: { offset, limit },
+    };
+    return (await this.deps.jobs.listChildren(jid, query)).data;
+  }
+
+  private async *childPages(jid: string, statuses?: readonly string[]): AsyncGenerator<Job[]> {
+    for (let offset = 0; ; offset += EXPORT_PAGE) {
+      const page = await this.childPage(jid, offset, EXPORT_PAGE, statuses);
+      yield page;
+      if (page.length < EXPORT_PAGE) return;
+    }
+  }
+
+  /**
+   * A new run with the options of run `jid` on its clients that did not succeed (`failed`), or on every client
+   * it has a child for (`all`); clients removed since are left out. 409 when no client is left.
+   */
+  async rerun(jid: string, only: RerunSelection, createdBy: string): Promise<StartedMultiJob> {
+    const stored = await this.deps.multiJobs.get(jid, false);
+    if (!stored) throw multiJobNotFound(jid);
+    // Page by page, keeping only the client ids: a run on 10,000 clients never has all its output in memory.
+    const ids: string[] = [];
+    for await (const page of this.childPages(jid, only === 'failed' ? RERUN_STATUSES : undefined))
+      ids.push(...rerunClientIds(page, only));
+    const known = [...new Set(ids)].filter((id) => this.deps.clients.get(id) !== undefined);
+    if (known.length === 0) throw nothingToRerun(jid, only);
+    const body = rerunBody(stored.summary, known);
+    return 'script' in body
+      ? this.runScript(body.script, createdBy)
+      : this.runCommand(body.command, createdBy);
   }
 
   /**

@@ -28,16 +28,15 @@ function responseObjects(responses: readonly ApiResponse[]): JsonObject {
   const objects: JsonObject = {};
   for (const [status, alike] of byStatus) {
     const description = alike.map((r) => r.description).join('; or: ');
-    const bodies = alike.filter((r) => r.body);
-    const schemas = bodies.map((r) => jsonSchemaOf(r.body as z.ZodType, 'output'));
-    const contentType = bodies[0]?.contentType ?? 'application/json';
-    objects[String(status)] =
-      schemas.length === 0
-        ? { description }
-        : {
-            description,
-            content: { [contentType]: { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } } },
-          };
+    // One entry per media type (e.g. JSON, or CSV when the request's Accept asks for it).
+    const content: JsonObject = {};
+    for (const type of new Set(alike.filter((r) => r.body).map((r) => r.contentType ?? 'application/json'))) {
+      const schemas = alike
+        .filter((r) => r.body && (r.contentType ?? 'application/json') === type)
+        .map((r) => jsonSchemaOf(r.body as z.ZodType, 'output'));
+      content[type] = { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } };
+    }
+    objects[String(status)] = Object.keys(content).length === 0 ? { description } : { description, content };
   }
   return objects;
 }

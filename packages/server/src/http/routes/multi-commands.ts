@@ -10,6 +10,8 @@ import {
   multiScriptBodySchema,
   parseListQuery,
   pickFields,
+  rerunSelectionSchema,
+  RUN_CSV_COLUMNS,
 } from '@svc/protocol';
 import { z } from 'zod';
 import { MULTI_JOB_CHILDREN, MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
@@ -17,6 +19,7 @@ import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import type { LibraryService } from '../../core/library/library-service.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
+import { wantsCsv, sendCsv, rerunSelection } from '../run-records.js';
 import { parseScriptRequest } from '../script-request.js';
 import { data, dataWithMeta, documented, list, sparse, type ApiOperation } from '../openapi/operation.js';
 
@@ -53,8 +56,23 @@ const OPERATIONS = {
   get: {
     tag: 'multi-client commands',
     summary: 'One multi-client job with its jobs; meta.jobs counts them by status',
+    description:
+      'With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns ' +
+      `${RUN_CSV_COLUMNS.join(', ')}; streamed, so it suits runs on thousands of clients).`,
     list: MULTI_JOB_ITEM,
-    responses: [dataWithMeta(sparse(multiJobSchema), z.object({ jobs: statusCounts }))],
+    responses: [
+      dataWithMeta(sparse(multiJobSchema), z.object({ jobs: statusCounts })),
+      { status: 200, description: 'The run as CSV', body: z.string(), contentType: 'text/csv' },
+    ],
+  },
+  rerun: {
+    tag: 'multi-client commands',
+    summary: 'Run a multi-client job again on its failed clients (or all), with the same options',
+    description:
+      'only=failed (default): the clients whose job failed or ended unknown; only=all: every client the run has ' +
+      'a job for. Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.',
+    query: [{ name: 'only', description: 'failed (default) or all', schema: rerunSelectionSchema }],
+    responses: [data(jobCreatedSchema, 200, STARTED)],
   },
   children: {
     tag: 'multi-client commands',
@@ -86,13 +104,29 @@ export function multiCommandRoutes(
 
   // meta.jobs counts the children by status; with fields[commands] leaving out `jobs` only that count is read,
   // and leaving out the targeting fields skips those too.
-  app.get<{ Params: { jid: string } }>('/commands/:jid', documented(OPERATIONS.get), async (request) => {
-    const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
-    const wants = (field: string) => fields === undefined || fields.includes(field);
-    const withTargets = TARGETING.some(wants);
-    const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
-    return { data: pickFields(job, fields), meta: { jobs: counts } };
-  });
+  app.get<{ Params: { jid: string } }>(
+    '/commands/:jid',
+    documented(OPERATIONS.get),
+    async (request, reply) => {
+      if (wantsCsv(request))
+        return sendCsv(reply, request.params.jid, await multi.exportCsv(request.params.jid));
+      const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
+      const wants = (field: string) => fields === undefined || fields.includes(field);
+      const withTargets = TARGETING.some(wants);
+      const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
+      return { data: pickFields(job, fields), meta: { jobs: counts } };
+    },
+  );
+
+  app.post<{ Params: { jid: string } }>(
+    '/commands/:jid/rerun',
+    documented(OPERATIONS.rerun),
+    async (request) => {
+      const only = rerunSelection(request.query);
+      const { jid } = await multi.rerun(request.params.jid, only, callerOf(request).user.username);
+      return { data: { jid } };
+    },
+  );
 
   app.get<{ Params: { jid: string } }>(
     '/commands/:jid/jobs',

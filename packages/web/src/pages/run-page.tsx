@@ -1,0 +1,290 @@
+import {
+  Button,
+  Card,
+  Code,
+  Group,
+  Loader,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Title,
+  UnstyledButton,
+} from '@mantine/core';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { getRouteApi, useNavigate } from '@tanstack/react-router';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useMemo, useRef, useState, type ReactNode } from 'react';
+import { fetchRunChildren, fetchRunCsv, rerunRun, runQuery, type Run, type RunCounts } from '../api/runs.js';
+import { ErrorAlert } from '../components/error-alert.js';
+import { JobOutputModal } from '../components/job-output-modal.js';
+import { JobStateBadge } from '../components/job-state.js';
+import { AnchorLink } from '../components/links.js';
+import { TimeAgo } from '../components/time-ago.js';
+import { saveText } from '../lib/download.js';
+import { formatDuration } from '../lib/format.js';
+import {
+  filterByState,
+  jobDurationMs,
+  outputPreview,
+  parseStateFilter,
+  RUN_STATES,
+  type ChildJob,
+} from '../lib/run-jobs.js';
+import { describeTargets } from '../lib/run-summary.js';
+
+const route = getRouteApi('/console/runs/$jid');
+const ROW_HEIGHT = 44;
+const COLUMNS = 5;
+/** One line, cut with an ellipsis inside its cell. */
+const PREVIEW_STYLE = {
+  display: 'block',
+  maxWidth: '100%',
+  overflow: 'hidden',
+  textOverflow: 'ellipsis',
+  whiteSpace: 'nowrap',
+} as const;
+
+function Fact({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" tt="uppercase" fw={700} c="dimmed">
+        {label}
+      </Text>
+      <Text size="sm" component="div" style={{ wordBreak: 'break-word' }}>
+        {children}
+      </Text>
+    </div>
+  );
+}
+
+function RunFacts({ run }: { run: Run }) {
+  return (
+    <Card withBorder padding="lg">
+      <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="md">
+        <Fact label="Started">
+          <TimeAgo iso={run.started_at} /> by {run.created_by}
+        </Fact>
+        <Fact label="Finished">{run.finished_at ? <TimeAgo iso={run.finished_at} /> : 'still running'}</Fact>
+        <Fact label="Targets">{describeTargets(run)}</Fact>
+        <Fact label="Options">
+          {run.concurrent ? 'concurrent' : `sequential${run.abort_on_err ? ', stops at a failure' : ''}`},
+          timeout {run.timeout_sec} s{run.interpreter ? `, ${run.interpreter}` : ''}
+          {run.cwd ? `, in ${run.cwd}` : ''}
+        </Fact>
+      </SimpleGrid>
+      <Text size="xs" tt="uppercase" fw={700} c="dimmed" mt="md">
+        {run.is_script ? 'Script' : 'Command'}
+      </Text>
+      <Code block className="console-output" data-testid="run-command">
+        {run.command}
+      </Code>
+    </Card>
+  );
+}
+
+/** The rows, virtualised: only those in view are in the page, so a run on thousands of clients stays fast. */
+function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) => void }) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: jobs.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+  });
+  const items = virtualizer.getVirtualItems();
+  const padTop = items[0]?.start ?? 0;
+  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
+  const now = Date.now();
+  return (
+    <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Jobs of this run">
+      <Table className="clients-table" striped highlightOnHover verticalSpacing="xs" miw={720}>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Client</Table.Th>
+            <Table.Th>State</Table.Th>
+            <Table.Th>Exit code</Table.Th>
+            <Table.Th>Duration</Table.Th>
+            <Table.Th>Output</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {padTop > 0 && (
+            <tr aria-hidden="true">
+              <td style={{ height: padTop, padding: 0 }} colSpan={COLUMNS} />
+            </tr>
+          )}
+          {items.map((item) => {
+            const job = jobs[item.index];
+            if (!job) return null;
+            const ms = jobDurationMs(job, now);
+            const preview = outputPreview(job);
+            return (
+              <Table.Tr
+                key={job.jid}
+                data-testid="run-job"
+                data-client={job.client_id}
+                style={{ height: ROW_HEIGHT }}
+              >
+                <Table.Td className="clip">
+                  <AnchorLink to="/clients/$clientId" params={{ clientId: job.client_id }}>
+                    {job.client_name || job.client_id}
+                  </AnchorLink>
+                </Table.Td>
+                <Table.Td>
+                  <JobStateBadge status={job.status} />
+                </Table.Td>
+                <Table.Td data-testid="run-job-exit">{job.exit_code ?? '—'}</Table.Td>
+                <Table.Td>{ms === undefined ? '—' : formatDuration(ms)}</Table.Td>
+                <Table.Td className="clip" maw={420}>
+                  <UnstyledButton
+                    onClick={() => onOpen(job)}
+                    aria-label={`${preview || '(no output)'}: full output of ${job.client_name || job.client_id}`}
+                    ff="monospace"
+                    fz="sm"
+                    data-testid="run-job-preview"
+                    style={PREVIEW_STYLE}
+                  >
+                    {preview || (
+                      <Text span c="dimmed" size="sm">
+                        (no output)
+                      </Text>
+                    )}
+                  </UnstyledButton>
+                </Table.Td>
+              </Table.Tr>
+            );
+          })}
+          {padBottom > 0 && (
+            <tr aria-hidden="true">
+              <td style={{ height: padBottom, padding: 0 }} colSpan={COLUMNS} />
+            </tr>
+          )}
+        </Table.Tbody>
+      </Table>
+    </div>
+  );
+}
+
+function Actions({ jid, counts }: { jid: string; counts: RunCounts }) {
+  const navigate = useNavigate();
+  const rerun = useMutation({
+    mutationFn: (only: 'failed' | 'all') => rerunRun(jid, only),
+    onSuccess: (next) => void navigate({ to: '/runs/$jid', params: { jid: next }, search: {} }),
+  });
+  const csv = useMutation({
+    mutationFn: () => fetchRunCsv(jid),
+    onSuccess: ({ name, text }) => saveText(name, text, 'text/csv'),
+  });
+  const failed = counts.failed + counts.unknown;
+  return (
+    <Stack gap="xs">
+      <Group gap="xs">
+        <Button variant="light" onClick={() => csv.mutate()} loading={csv.isPending}>
+          Export CSV
+        </Button>
+        <Button
+          color="red"
+          variant="light"
+          disabled={failed === 0}
+          loading={rerun.isPending && rerun.variables === 'failed'}
+          onClick={() => rerun.mutate('failed')}
+        >
+          Run again on the failed ones{failed ? ` (${failed})` : ''}
+        </Button>
+        <Button
+          variant="subtle"
+          loading={rerun.isPending && rerun.variables === 'all'}
+          onClick={() => rerun.mutate('all')}
+        >
+          Run again on all
+        </Button>
+        {csv.isSuccess && (
+          <Text size="sm" c="dimmed" role="status">
+            Saved {csv.data.name}
+          </Text>
+        )}
+      </Group>
+      {csv.error && <ErrorAlert error={csv.error} title="The export failed" />}
+      {rerun.error && <ErrorAlert error={rerun.error} title="The run did not start again" />}
+    </Stack>
+  );
+}
+
+export function RunPage() {
+  const { jid } = route.useParams();
+  const search = route.useSearch();
+  const navigate = route.useNavigate();
+  const [open, setOpen] = useState<ChildJob>();
+  const run = useQuery(runQuery(jid));
+  const running = run.data?.run.status === 'running';
+  // Live: svcd's sockets follow only the runs they start themselves, so this page polls. The run's counts are
+  // read each second while it runs (one cheap query); the children are read again only when the counts moved
+  // (a child started or ended), and every change of a second lands in one render, whatever the number of clients.
+  const signature = run.data ? `${run.data.run.status}:${JSON.stringify(run.data.counts)}` : '';
+  const children = useQuery({
+    queryKey: ['run-children', jid, signature],
+    queryFn: () => fetchRunChildren(jid),
+    enabled: signature !== '',
+    placeholderData: keepPreviousData,
+    // Each signature is read once; the earlier reads are dropped at once rather than cached.
+    gcTime: 0,
+    // A running child's output is stored when it ends; until then only its row's duration moves.
+    refetchInterval: running ? 5000 : false,
+  });
+
+  const state = search.state ?? 'all';
+  const jobs = useMemo(() => filterByState(children.data ?? [], state), [children.data, state]);
+  const counts = run.data?.counts;
+  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) : 0;
+  const openJob = open && (children.data?.find((j) => j.jid === open.jid) ?? open);
+
+  return (
+    <Stack>
+      <AnchorLink to="/runs" size="sm">
+        ← Runs
+      </AnchorLink>
+      <Group gap="sm" align="center">
+        <Title order={1} size="h2">
+          Run
+        </Title>
+        {run.data && <JobStateBadge status={run.data.run.status} />}
+        {(run.isFetching || children.isFetching) && <Loader size="xs" role="status" aria-label="Updating" />}
+        <Text c="dimmed" ff="monospace" size="sm">
+          {jid}
+        </Text>
+      </Group>
+      {run.error && <ErrorAlert error={run.error} />}
+      {run.data && counts && (
+        <>
+          <RunFacts run={run.data.run} />
+          <Actions jid={jid} counts={counts} />
+          <SegmentedControl
+            aria-label="Show jobs in state"
+            value={state}
+            onChange={(value) => {
+              const next = parseStateFilter(value);
+              void navigate({ search: next === 'all' ? {} : { state: next }, replace: true });
+            }}
+            data={[
+              { value: 'all', label: `All (${total})` },
+              ...RUN_STATES.map((s) => ({ value: s, label: `${s} (${counts[s]})` })),
+            ]}
+            data-testid="state-filter"
+          />
+          {children.error && <ErrorAlert error={children.error} />}
+          {children.data && jobs.length === 0 && (
+            <Text c="dimmed" size="sm" data-testid="run-jobs-empty">
+              {total === 0
+                ? 'No client has a job yet; they appear here as the run reaches them.'
+                : `No job is ${state}.`}
+            </Text>
+          )}
+          {jobs.length > 0 && <JobRows jobs={jobs} onOpen={setOpen} />}
+        </>
+      )}
+      <JobOutputModal job={openJob} onClose={() => setOpen(undefined)} />
+    </Stack>
+  );
+}
