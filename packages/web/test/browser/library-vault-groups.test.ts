@@ -80,7 +80,7 @@ describe('script library', () => {
       script: 'for f in /tmp/*.old; do\nrm "$f"\ndone # tidy',
     });
     expect(page.url()).toBe(`${h.origin}/library/${saved?.id}`);
-    expect(await page.getByRole('link', { name: 'Run' }).getAttribute('href')).toBe(
+    expect(await page.getByRole('link', { name: 'Run', exact: true }).getAttribute('href')).toBe(
       `/runs/new?script_id=${saved?.id}`,
     );
 
