@@ -118,12 +118,12 @@ export class AgentConnection implements LiveConnection {
   }
 
   /** Ends the link politely (SSH disconnect, WebSocket close), cutting it if the agent lingers. */
-  close(reason: string): void {
+  close(reason: string, graceMs = CLOSE_GRACE_MS): void {
     if (this.ended || this.closing) return;
     this.closing = true;
-    this.deps.log.info({ client_id: this.clientId, reason }, 'closing agent connection');
+    this.deps.log.info({ client_id: this.clientId, reason, grace_ms: graceMs }, 'closing agent connection');
     this.ssh.end();
-    this.after(CLOSE_GRACE_MS, () => this.stream.destroy());
+    this.after(graceMs, () => this.stream.destroy());
   }
 
   /** Cuts the link at once (dead or misbehaving peer). */

@@ -6,11 +6,21 @@ import type { JobAgent } from '../core/jobs/ports.js';
 import type { TunnelAgent } from '../core/tunnels/ports.js';
 
 /** A live agent connection as this node holds it. */
+/**
+ * At shutdown the agents get the polite goodbye but are not waited for: svcd is going either way, and with
+ * thousands of agents their answers (close frames, FINs) only queue up behind each other. This is long enough
+ * for the goodbye to leave the socket, and an agent's reconnect does not depend on it.
+ */
+export const SHUTDOWN_GRACE_MS = 200;
+
 export interface LiveConnection {
   /** The agent process's random session id from its hello. */
   readonly sessionId: string;
-  /** Ends the connection; it has already been let go of. */
-  close(reason: string): void;
+  /**
+   * Ends the connection politely; it has already been let go of. `graceMs` is how long the agent may take to
+   * close its side before the link is cut (the connection's own default when absent).
+   */
+  close(reason: string, graceMs?: number): void;
   /** Tunnels through this connection; absent where the link cannot carry them. */
   readonly tunnels?: TunnelAgent;
   /** Jobs through this connection; absent where the link cannot run them. */
@@ -111,13 +121,21 @@ export class LiveConnections {
   async closeAll(reason: string): Promise<void> {
     const at = this.clock.now();
     const ids = [...this.live.keys()];
-    for (const [id, held] of [...this.live]) this.drop(id, held, reason, { at, save: false });
+    for (const [id, held] of [...this.live]) {
+      this.drop(id, held, reason, { at, save: false }, SHUTDOWN_GRACE_MS);
+    }
     await this.directory.storeDisconnected(ids, at);
   }
 
-  private drop(id: string, held: Held, reason: string, how?: { at: Date; save: boolean }): void {
+  private drop(
+    id: string,
+    held: Held,
+    reason: string,
+    how?: { at: Date; save: boolean },
+    graceMs?: number,
+  ): void {
     this.live.delete(id);
     this.directory.detach(id, held.epoch, how);
-    held.connection.close(reason);
+    held.connection.close(reason, graceMs);
   }
 }

@@ -6,6 +6,7 @@ import { AgentConnection, type AgentConnectionDeps } from './agent-connection.js
 import type { RemoteAddress } from './client-listener.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import { HandshakeSlot } from './handshake-slot.js';
+import { SHUTDOWN_GRACE_MS } from './live-connections.js';
 
 interface Pending {
   stream: Duplex;
@@ -89,7 +90,7 @@ export class SshGateway {
     return true;
   }
 
-  /** Closes every agent connection politely; resolves when they are gone (each is cut after a short grace). */
+  /** Closes every agent connection politely; resolves when they are gone (each is cut after SHUTDOWN_GRACE_MS). */
   async closeAll(reason: string): Promise<void> {
     for (const pending of this.pending.values()) pending.stream.destroy();
     await Promise.all(
@@ -97,7 +98,7 @@ export class SshGateway {
         (connection) =>
           new Promise<void>((resolve) => {
             this.whenClosed.set(connection, resolve);
-            connection.close(reason);
+            connection.close(reason, SHUTDOWN_GRACE_MS);
           }),
       ),
     );
