@@ -423,7 +423,7 @@ describe('the svcd process', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--api-address nowhere: expected host:port/);
     expect(await readFile(configPath, 'utf8')).toBe(after);
-  });
+  }, 90_000); // four svcd starts one after the other
 
   test('--help explains every flag of svcd and svc', async () => {
     const svcd = await runProcess(SVCD_BIN, ['--help']);
