@@ -54,7 +54,7 @@ export function alertMail(alert: Alert): { subject: string; text: string } {
   const b = alert.body;
   const subject =
     b.event === 'client_offline'
-      ? `svc alert ${alert.rule}: client ${b.client_name || b.client_id} offline for ${b.offline_for_sec} s`
+      ? `svc alert ${alert.rule}: client ${b.client_id}${b.client_name ? ` (${b.client_name})` : ''} offline for ${b.offline_for_sec} s`
       : b.event === 'run_failed'
         ? `svc alert ${alert.rule}: run ${b.jid} finished ${b.status}`
         : `svc alert ${alert.rule}: schedule ${b.schedule_id} failed`;
