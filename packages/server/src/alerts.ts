@@ -95,7 +95,12 @@ export function buildAlerts(
   const runs = new RunWatch({
     outcome: deps.runOutcome,
     failed: (jid, outcome) =>
-      service.runFailed({ jid, schedule_id: outcome.schedule_id, status: outcome.status, counts: outcome.counts }),
+      service.runFailed({
+        jid,
+        schedule_id: outcome.schedule_id,
+        status: outcome.status,
+        counts: outcome.counts,
+      }),
     timers: realTimers,
     logger: deps.logger,
   });

@@ -239,11 +239,13 @@ export async function startServer(
       clients: {
         get: (id) => {
           const record = clients.get(id);
-          return record && {
-            name: record.name,
-            tags: record.tags,
-            connected: record.connection_state === 'connected',
-          };
+          return (
+            record && {
+              name: record.name,
+              tags: record.tags,
+              connected: record.connection_state === 'connected',
+            }
+          );
         },
         membersOf: (groupIds) => clientGroups.membersOf(groupIds),
       },

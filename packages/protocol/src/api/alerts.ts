@@ -12,8 +12,14 @@ export const alertDeliverySchema = z.object({
   at: z.string().describe('When the attempt ended (ISO 8601).'),
   outcome: z
     .enum(['delivered', 'retrying', 'given_up', 'dropped'])
-    .describe('retrying: failed, another attempt follows; given_up: the last attempt failed; dropped: the queue was full.'),
-  http_status: z.number().int().nullable().describe("The webhook receiver's HTTP status; null without an answer or for e-mail."),
+    .describe(
+      'retrying: failed, another attempt follows; given_up: the last attempt failed; dropped: the queue was full.',
+    ),
+  http_status: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The webhook receiver's HTTP status; null without an answer or for e-mail."),
   error: z.string().describe('Why the attempt failed; empty when delivered.'),
 });
 export type AlertDelivery = z.infer<typeof alertDeliverySchema>;

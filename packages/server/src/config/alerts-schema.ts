@@ -20,7 +20,9 @@ const alertRule = z
     name: z.string().min(1).max(100),
     event: z.enum(['client_offline', 'run_failed', 'schedule_failed']),
     /** client_offline only: how long a client must stay offline before the alert. */
-    after: duration.refine((ms) => ms >= 1000 && ms <= 30 * 86_400_000, 'must be between 1s and 30d').optional(),
+    after: duration
+      .refine((ms) => ms >= 1000 && ms <= 30 * 86_400_000, 'must be between 1s and 30d')
+      .optional(),
     /** client_offline only: which clients (any of them matches); none = every client. */
     client_ids: z.array(z.string().min(1)).optional(),
     tags: z.array(z.string().min(1)).optional(),
@@ -34,8 +36,10 @@ const alertRule = z
     email: z.array(email).min(1).optional(),
   })
   .superRefine((rule, ctx) => {
-    const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (!rule.webhook && !rule.email) problem('webhook', 'set webhook and/or email: an alert needs a channel');
+    const problem = (path: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [path], message });
+    if (!rule.webhook && !rule.email)
+      problem('webhook', 'set webhook and/or email: an alert needs a channel');
     const filters = rule.client_ids ?? rule.tags ?? rule.group_ids;
     if (rule.event === 'client_offline') {
       if (rule.after === undefined) problem('after', 'client_offline needs after (e.g. "5m")');
@@ -56,7 +60,11 @@ export const alertsSection = z
         const seen = new Set<string>();
         rules.forEach((rule, index) => {
           if (seen.has(rule.name))
-            ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate rule name ${rule.name}` });
+            ctx.addIssue({
+              code: 'custom',
+              path: [index, 'name'],
+              message: `duplicate rule name ${rule.name}`,
+            });
           seen.add(rule.name);
         });
       })
@@ -77,7 +85,9 @@ export const alertsSection = z
     retry_base: duration
       .refine((ms) => ms >= 10 && ms <= 600_000, 'must be between 10ms and 10m')
       .prefault('2s')
-      .describe('Wait before the first retry; each further retry waits twice as long (capped at 10 minutes).'),
+      .describe(
+        'Wait before the first retry; each further retry waits twice as long (capped at 10 minutes).',
+      ),
     queue_size: z
       .number()
       .int()
@@ -93,4 +103,6 @@ export const alertsSection = z
       .default(1000)
       .describe('Delivery attempts GET /alerts/deliveries keeps (in memory, the newest).'),
   })
-  .describe('Alerts: webhook and e-mail messages when a client stays offline, a run fails or a schedule fails.');
+  .describe(
+    'Alerts: webhook and e-mail messages when a client stays offline, a run fails or a schedule fails.',
+  );

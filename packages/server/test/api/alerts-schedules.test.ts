@@ -19,7 +19,11 @@ beforeAll(async () => {
       schedules: { catch_up_delay: 0 },
       alerts: {
         rules: [
-          { name: 'schedules', event: 'schedule_failed', webhook: { url: receiver.url('/hook'), secret: SECRET } },
+          {
+            name: 'schedules',
+            event: 'schedule_failed',
+            webhook: { url: receiver.url('/hook'), secret: SECRET },
+          },
         ],
       },
     },
@@ -34,7 +38,13 @@ afterAll(async () => {
 test('a schedule firing recorded as failed raises a signed schedule_failed webhook with the reason', async () => {
   const created = await t.api.post(
     '/schedules',
-    { name: 'nobody', schedule: '* * * * *', type: 'command', command: 'id', tags: { tags: ['no-such-tag'] } },
+    {
+      name: 'nobody',
+      schedule: '* * * * *',
+      type: 'command',
+      command: 'id',
+      tags: { tags: ['no-such-tag'] },
+    },
     asOperator,
   );
   expect(created.status, created.text).toBe(201);
@@ -46,6 +56,11 @@ test('a schedule firing recorded as failed raises a signed schedule_failed webho
   const timestamp = Number(webhook.headers['x-svc-timestamp']);
   expect(verifyAlert(SECRET, timestamp, webhook.body, webhook.headers['x-svc-signature'] ?? '')).toBe(true);
   const body = JSON.parse(webhook.body) as Record<string, unknown>;
-  expect(body).toMatchObject({ rule: 'schedules', event: 'schedule_failed', schedule_id: id, scheduled_at: next_run_at });
+  expect(body).toMatchObject({
+    rule: 'schedules',
+    event: 'schedule_failed',
+    schedule_id: id,
+    scheduled_at: next_run_at,
+  });
   expect(body.reason).toMatch(/No client matches the tags/);
 });

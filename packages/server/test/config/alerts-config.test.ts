@@ -49,7 +49,11 @@ test('bad rules are refused with the key named', () => {
     '[alerts] rules[0].webhook: set webhook and/or email: an alert needs a channel',
   ]);
   expect(
-    rule('name = "x"', 'event = "run_failed"', 'webhook = { url = "ftp://h/x", secret = "0123456789abcdef" }')[0],
+    rule(
+      'name = "x"',
+      'event = "run_failed"',
+      'webhook = { url = "ftp://h/x", secret = "0123456789abcdef" }',
+    )[0],
   ).toMatch(/rules\[0\]\.webhook\.url: expected an http:\/\/ or https:\/\/ URL/);
   expect(
     rule('name = "x"', 'event = "run_failed"', 'webhook = { url = "http://h/x", secret = "short" }')[0],
@@ -60,13 +64,20 @@ test('bad rules are refused with the key named', () => {
   expect(rule('name = "x"', 'event = "run_failed"', 'after = "1m"', 'email = ["a@b"]').join('\n')).toMatch(
     /only client_offline takes after/,
   );
-  expect(rule('name = "x"', 'event = "disk_full"', 'email = ["a@b"]').join('\n')).toMatch(/rules\[0\]\.event/);
+  expect(rule('name = "x"', 'event = "disk_full"', 'email = ["a@b"]').join('\n')).toMatch(
+    /rules\[0\]\.event/,
+  );
   expect(rule('name = "x"', 'event = "run_failed"', 'email = ["a@b"]').join('\n')).toMatch(
     /\[smtp\] server: required when an alert rule sends e-mail/,
   );
 });
 
 test('two rules with one name are refused', () => {
-  const twice = ['[[alerts.rules]]', 'name = "x"', 'event = "run_failed"', 'webhook = { url = "http://h/x", secret = "0123456789abcdef" }'];
+  const twice = [
+    '[[alerts.rules]]',
+    'name = "x"',
+    'event = "run_failed"',
+    'webhook = { url = "http://h/x", secret = "0123456789abcdef" }',
+  ];
   expect(problemsOf([...twice, ...twice].join('\n')).join('\n')).toMatch(/duplicate rule name x/);
 });

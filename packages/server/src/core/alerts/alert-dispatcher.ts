@@ -130,12 +130,15 @@ export class AlertDispatcher {
     }
     this.record(delivery, 'retrying', status, error);
     const retry = { ...delivery, attempt: delivery.attempt + 1 };
-    const handle = this.deps.timers.setTimeout(() => {
-      this.retrying.delete(retry);
-      if (this.closed) return;
-      this.waiting.push(retry);
-      this.pump();
-    }, retryDelayMs(delivery.attempt, this.deps.retryBaseMs));
+    const handle = this.deps.timers.setTimeout(
+      () => {
+        this.retrying.delete(retry);
+        if (this.closed) return;
+        this.waiting.push(retry);
+        this.pump();
+      },
+      retryDelayMs(delivery.attempt, this.deps.retryBaseMs),
+    );
     this.retrying.set(retry, handle);
   }
 

@@ -53,7 +53,9 @@ export class AlertsService {
         .then((yes) => {
           if (yes) this.armOffline(rule, clientId, since);
         })
-        .catch((err: unknown) => this.deps.logger.warn({ err, rule: rule.name }, 'alerts: rule matching failed'));
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ err, rule: rule.name }, 'alerts: rule matching failed'),
+        );
     }
   }
 
@@ -78,7 +80,10 @@ export class AlertsService {
   }
 
   /** Delivery attempts, newest first by default (administrators only). */
-  deliveries(user: Pick<UserRecord, 'groups'>, query: ListQuery): { data: Partial<AlertDelivery>[]; count: number } {
+  deliveries(
+    user: Pick<UserRecord, 'groups'>,
+    query: ListQuery,
+  ): { data: Partial<AlertDelivery>[]; count: number } {
     assertAdmin(user, 'the alert delivery log');
     return applyListQuery(this.deps.log.all(), query);
   }

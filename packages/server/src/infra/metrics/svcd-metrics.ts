@@ -171,7 +171,10 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
     labelNames: ['outcome'] as const,
     registers,
     collect() {
-      mirror(this, Object.entries(sources.alerts?.() ?? {}).map(([outcome, n]) => [{ outcome }, n]));
+      mirror(
+        this,
+        Object.entries(sources.alerts?.() ?? {}).map(([outcome, n]) => [{ outcome }, n]),
+      );
     },
   });
 

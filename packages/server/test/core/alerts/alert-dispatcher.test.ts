@@ -31,7 +31,10 @@ function scripted(answers: (number | Error)[]) {
   };
 }
 
-function dispatcher(poster: ReturnType<typeof scripted>, options: { queueSize?: number; maxAttempts?: number } = {}) {
+function dispatcher(
+  poster: ReturnType<typeof scripted>,
+  options: { queueSize?: number; maxAttempts?: number } = {},
+) {
   const timers = new ManualTimers();
   const log = new DeliveryLog(100);
   const warnings: string[] = [];
@@ -57,8 +60,15 @@ test('a webhook is a signed JSON POST; the signature covers the timestamp header
   expect(request?.headers['content-type']).toBe('application/json');
   const timestamp = Number(request?.headers['x-svc-timestamp']);
   expect(timestamp).toBe(Date.parse('2026-01-01T00:00:00Z') / 1000);
-  expect(verifyAlert(SECRET, timestamp, request?.body ?? '', request?.headers['x-svc-signature'] ?? '')).toBe(true);
-  expect(JSON.parse(request?.body ?? '')).toMatchObject({ id: 'a1', rule: 'runs', event: 'run_failed', jid: 'j1' });
+  expect(verifyAlert(SECRET, timestamp, request?.body ?? '', request?.headers['x-svc-signature'] ?? '')).toBe(
+    true,
+  );
+  expect(JSON.parse(request?.body ?? '')).toMatchObject({
+    id: 'a1',
+    rule: 'runs',
+    event: 'run_failed',
+    jid: 'j1',
+  });
   expect(log.all()).toMatchObject([{ outcome: 'delivered', http_status: 200, attempt: 1, error: '' }]);
 });
 
@@ -136,6 +146,11 @@ test('an e-mail rule without an SMTP sender fails its attempts with a clear erro
   d.enqueue(alert(), { name: 'mail', event: 'run_failed', email: ['ops@example.com'] });
   await settle();
   expect(log.all()).toMatchObject([
-    { channel: 'email', target: 'ops@example.com', outcome: 'given_up', error: 'no [smtp] server is configured' },
+    {
+      channel: 'email',
+      target: 'ops@example.com',
+      outcome: 'given_up',
+      error: 'no [smtp] server is configured',
+    },
   ]);
 });

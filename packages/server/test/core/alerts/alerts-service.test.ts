@@ -118,7 +118,11 @@ test('run_failed and schedule_failed go to the rules of that event only', async 
     { name: 'schedules', event: 'schedule_failed', webhook: hook },
   ]);
   service.runFailed({ jid: 'j1', schedule_id: null, status: 'failed', counts: { failed: 2 } });
-  service.scheduleFailed({ schedule_id: 's1', scheduled_at: '2026-01-01T00:00:00.000Z', reason: 'no targets' });
+  service.scheduleFailed({
+    schedule_id: 's1',
+    scheduled_at: '2026-01-01T00:00:00.000Z',
+    reason: 'no targets',
+  });
   await settle();
   expect(bodies.map((b) => [b.rule, b.event])).toEqual([
     ['runs', 'run_failed'],
@@ -127,7 +131,9 @@ test('run_failed and schedule_failed go to the rules of that event only', async 
 });
 
 test('the rules and the delivery log are for administrators; rules never show the secret', () => {
-  const { service } = setup([{ name: 'runs', event: 'run_failed', webhook: hook, email: ['ops@example.com'] }]);
+  const { service } = setup([
+    { name: 'runs', event: 'run_failed', webhook: hook, email: ['ops@example.com'] },
+  ]);
   const admin = { groups: ['Administrators'] };
   expect(JSON.stringify(service.rules(admin))).not.toContain(hook.secret);
   expect(service.rules(admin)).toEqual([
