@@ -10,7 +10,10 @@ const httpUrl = z
   .refine(
     (value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol),
     'expected an http:// or https:// URL',
-  );
+  )
+  .refine((value) => !URL.canParse(value) || new URL(value).username === '', {
+    message: 'must not carry user:password@ (put a token in the path or query instead)',
+  });
 
 const email = z.string().refine((value) => /^[^\s@]+@[^\s@]+$/.test(value), 'expected an e-mail address');
 

@@ -15,6 +15,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   t = await startTestServer({
     store: 'database:sqlite',
+    api: { metrics_address: '127.0.0.1:0' },
     sections: {
       schedules: { catch_up_delay: 0 },
       alerts: {
@@ -63,4 +64,12 @@ test('a schedule firing recorded as failed raises a signed schedule_failed webho
     scheduled_at: next_run_at,
   });
   expect(body.reason).toMatch(/No client matches the tags/);
+
+  // The attempt is counted once it is recorded, right after the receiver answered.
+  const delivered = async () => {
+    const metrics = await (await fetch(t.server.metricsUrl ?? '')).text();
+    return /^svcd_alert_deliveries_total\{outcome="delivered"\} 1$/m.test(metrics);
+  };
+  for (let i = 0; i < 50 && !(await delivered()); i += 1) await new Promise((r) => setTimeout(r, 20));
+  expect(await delivered()).toBe(true);
 });

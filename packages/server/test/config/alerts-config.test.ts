@@ -58,6 +58,13 @@ test('bad rules are refused with the key named', () => {
   expect(
     rule('name = "x"', 'event = "run_failed"', 'webhook = { url = "http://h/x", secret = "short" }')[0],
   ).toMatch(/webhook\.secret: must be at least 16 characters/);
+  expect(
+    rule(
+      'name = "x"',
+      'event = "run_failed"',
+      'webhook = { url = "http://u:p@h/x", secret = "0123456789abcdef" }',
+    )[0],
+  ).toMatch(/webhook\.url: must not carry user:password@/);
   expect(rule('name = "x"', 'event = "client_offline"', 'email = ["a@b"]').join('\n')).toMatch(
     /rules\[0\]\.after: client_offline needs after/,
   );
