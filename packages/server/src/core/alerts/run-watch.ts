@@ -28,11 +28,13 @@ export interface RunWatchDeps {
 export class RunWatch {
   private readonly open = new Set<string>();
   private timer: unknown;
+  private closed = false;
 
   constructor(private readonly deps: RunWatchDeps) {}
 
   /** The run has dispatched every client (its runner returned). */
   dispatched(jid: string): void {
+    if (this.closed) return;
     this.open.add(jid);
     const max = this.deps.maxRuns ?? 10_000;
     if (this.open.size > max) this.open.delete(this.open.values().next().value as string);
@@ -49,6 +51,7 @@ export class RunWatch {
   }
 
   close(): void {
+    this.closed = true;
     if (this.timer !== undefined) this.deps.timers.clearTimeout(this.timer);
     this.open.clear();
   }

@@ -62,3 +62,13 @@ test('a successful run raises nothing and is no longer followed', async () => {
   expect(failed).toEqual([]);
   expect(reads()).toBe(1);
 });
+
+test('after close nothing is read (svcd stopping: runs stopped at shutdown report in after the alerts closed)', async () => {
+  const { watch, set, failed, reads } = setup();
+  set('late', 'failed', 1);
+  watch.close();
+  watch.dispatched('late');
+  await settle();
+  expect(reads()).toBe(0);
+  expect(failed).toEqual([]);
+});
