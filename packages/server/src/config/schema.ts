@@ -607,7 +607,9 @@ const smtpSection = z
         'true: TLS from the first byte (usually port 465); false: plain, upgraded with STARTTLS when the server offers it.',
       ),
   })
-  .describe('Mail server for two-factor login codes (two_fa_token_delivery = "smtp").');
+  .describe(
+    'Mail server for two-factor login codes (two_fa_token_delivery = "smtp") and alert e-mail ([[alerts.rules]] email).',
+  );
 
 const pushoverSection = z
   .strictObject({
