@@ -78,6 +78,7 @@ import { SVCD_VERSION } from './version.js';
 import { CONSOLE_BUILD_DIR, staticUiReady, type StaticUi } from './http/static-ui.js';
 import { reclaimAfterConnectBursts, reclaimAfterLargeRuns } from './infra/memory-reclaim.js';
 import { buildSecondFactor } from './second-factor.js';
+import { buildAlerts, type AlertParts } from './alerts.js';
 
 const SESSION_PURGE_INTERVAL_MS = 3600_000;
 
@@ -146,6 +147,7 @@ type Opened = {
   vault?: VaultStorage;
   multiJobs?: MultiJobsService;
   scheduler?: Scheduler;
+  alerts?: AlertParts;
   memoryReclaim?: MemoryReclaim;
   stopDeadlineSweep?: () => void;
   database: Database;
@@ -231,6 +233,31 @@ export async function startServer(
     );
     opened.memoryReclaim = memoryReclaim;
     const jobs = new JobsService(jobRepository, directoryJobClients(clients), dispatch, systemClock, events);
+    // Alerts: client_offline from the client events, run_failed when a run ends, schedule_failed from the firings.
+    const alerts = buildAlerts(config, {
+      events,
+      clients: {
+        get: (id) => {
+          const record = clients.get(id);
+          return (
+            record && {
+              name: record.name,
+              tags: record.tags,
+              connected: record.connection_state === 'connected',
+            }
+          );
+        },
+        membersOf: (groupIds) => clientGroups.membersOf(groupIds),
+      },
+      runOutcome: async (jid) => {
+        const { job, counts } = await multiJobs.get(jid, false, false);
+        return { status: job.status, counts: { ...counts }, schedule_id: job.schedule_id ?? null };
+      },
+      clock: systemClock,
+      logger,
+    });
+    opened.alerts = alerts;
+    const reclaimAfterRun = reclaimAfterLargeRuns(memoryReclaim);
     const multiJobs = new MultiJobsService({
       multiJobs: new SqlMultiJobRepository(database),
       jobs: jobRepository,
@@ -240,7 +267,10 @@ export async function startServer(
       watch: jobWatch,
       clock: systemClock,
       log: logger,
-      afterRun: reclaimAfterLargeRuns(memoryReclaim),
+      afterRun: (targets, jid) => {
+        reclaimAfterRun(targets);
+        alerts.runDispatched(jid);
+      },
       ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;
@@ -262,7 +292,10 @@ export async function startServer(
       clock: scheduleClock,
       log: logger,
       missedRunWindowMs: config.schedules.missed_run_window,
-      ...(options.onScheduleFiring ? { onFiring: options.onScheduleFiring } : {}),
+      onFiring: (firing) => {
+        alerts.firing(firing);
+        options.onScheduleFiring?.(firing);
+      },
     });
     opened.scheduler = scheduler;
     // Its first tick runs the firings missed while svcd was down (within missed_run_window).
@@ -275,6 +308,7 @@ export async function startServer(
           tunnels: seam.tunnelHost,
           agentLink: () => opened.clients?.stats(),
           descriptors: () => descriptors.use(),
+          alerts: () => alerts.counts(),
         })
       : undefined;
 
@@ -395,6 +429,7 @@ export async function startServer(
         vault,
         multiJobs,
         schedules,
+        alerts: alerts.service,
         wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         docs: config.api.docs,
         ui,
@@ -565,6 +600,7 @@ async function closeAll(opened: Opened) {
   await opened.metrics?.close();
   if (opened.api) await closeApi(opened.api);
   await opened.scheduler?.stop();
+  opened.alerts?.close();
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
   opened.stopDeadlineSweep?.();

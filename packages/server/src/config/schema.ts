@@ -9,6 +9,7 @@ import {
 import { PASSWORD_MAX_BYTES, passwordByteLength, usernameProblem } from '@svc/protocol';
 import { isAbsolute } from 'node:path';
 import { OPENRPORT_KEYS } from './openrport-keys.js';
+import { alertsSection } from './alerts-schema.js';
 
 export const EXAMPLE_CONFIG_FILE = 'svcd.example.conf';
 
@@ -606,7 +607,9 @@ const smtpSection = z
         'true: TLS from the first byte (usually port 465); false: plain, upgraded with STARTTLS when the server offers it.',
       ),
   })
-  .describe('Mail server for two-factor login codes (two_fa_token_delivery = "smtp").');
+  .describe(
+    'Mail server for two-factor login codes (two_fa_token_delivery = "smtp") and alert e-mail ([[alerts.rules]] email).',
+  );
 
 const pushoverSection = z
   .strictObject({
@@ -660,12 +663,16 @@ export const svcdConfigSchema = z
     smtp: smtpSection.prefault({}),
     pushover: pushoverSection.prefault({}),
     schedules: schedulesSection.prefault({}),
+    alerts: alertsSection.prefault({}),
   })
-  .superRefine((config, ctx) =>
-    deliveryRules(config, (section, key, message) =>
-      ctx.addIssue({ code: 'custom', path: [section, key], message }),
-    ),
-  );
+  .superRefine((config, ctx) => {
+    const report = (section: string, key: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [section, key], message });
+    deliveryRules(config, report);
+    if (config.alerts.rules.some((rule) => rule.email))
+      for (const key of ['server', 'sender_email'] as const)
+        if (!config.smtp[key]) report('smtp', key, 'required when an alert rule sends e-mail');
+  });
 
 export type SvcdConfig = z.output<typeof svcdConfigSchema>;
 

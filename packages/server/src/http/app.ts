@@ -40,6 +40,8 @@ import { commandRoutes } from './routes/commands.js';
 import { libraryRoutes } from './routes/library.js';
 import { multiCommandRoutes, multiScriptRoute } from './routes/multi-commands.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { alertRoutes } from './routes/alerts.js';
+import type { AlertsService } from '../core/alerts/alerts-service.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { OperationRegistry } from './openapi/registry.js';
 import { wsTestPageRoutes } from './routes/ws-test-page.js';
@@ -74,6 +76,7 @@ export interface ApiDeps {
   vault: VaultService;
   multiJobs: MultiJobsService;
   schedules: SchedulesService;
+  alerts: AlertsService;
   /** `enable_ws_test_endpoints`: serve GET /test/scripts/ui. */
   wsTestPage: boolean;
   /** `[api] docs`: serve the page GET /docs (GET /openapi.json is always served). */
@@ -162,6 +165,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       vaultRoutes(api, deps.vault);
       multiCommandRoutes(api, deps.multiJobs, deps.library);
       scheduleRoutes(api, deps.schedules);
+      alertRoutes(api, deps.alerts);
       if (deps.wsTestPage) wsTestPageRoutes(api);
       openApiRoutes(api, operations, { docs: deps.docs });
       done();

@@ -69,6 +69,14 @@ describe('good configs', () => {
       smtp: { secure: false },
       pushover: { url: 'https://api.pushover.net/1/messages.json' },
       schedules: { missed_run_window: 3_600_000, catch_up_delay: 20_000 },
+      alerts: {
+        rules: [],
+        webhook_timeout: 10_000,
+        max_attempts: 5,
+        retry_base: 2000,
+        queue_size: 1000,
+        log_size: 1000,
+      },
     });
   });
 

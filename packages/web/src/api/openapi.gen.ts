@@ -103,6 +103,165 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/alerts/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The alert delivery log: each webhook and e-mail attempt, newest first
+     * @description Kept in memory, the newest `[alerts] log_size` attempts since svcd started; on a cluster, the attempts of the answering node.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: id, rule, event, channel, at, outcome, attempt. Default: -id. */
+          sort?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[alert_id]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[rule]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[event]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[channel]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[outcome]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[http_status]'?: string;
+          /** @description Comma-separated fields to return, of: id, alert_id, rule, event, channel, target, attempt, at, outcome, http_status, error. Default: every field. */
+          'fields[deliveries]'?: string;
+          /** @description Items per page (default 100). */
+          'page[limit]'?: number;
+          /** @description Items to skip. */
+          'page[offset]'?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK; meta.count is the number of matches before paging */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Increases with each attempt recorded since svcd started. */
+                id?: number;
+                /** @description The alert; every attempt and channel of one alert share it. */
+                alert_id?: string;
+                /** @description Name of the [[alerts.rules]] rule that raised it. */
+                rule?: string;
+                /** @enum {string} */
+                event?: 'client_offline' | 'run_failed' | 'schedule_failed';
+                /** @enum {string} */
+                channel?: 'webhook' | 'email';
+                /** @description The webhook URL without user info and query, or the e-mail recipients. */
+                target?: string;
+                /** @description 1 for the first attempt, 2 for the first retry … */
+                attempt?: number;
+                /** @description When the attempt ended (ISO 8601). */
+                at?: string;
+                /**
+                 * @description retrying: failed, another attempt follows; given_up: the last attempt failed; dropped: the queue was full.
+                 * @enum {string}
+                 */
+                outcome?: 'delivered' | 'retrying' | 'given_up' | 'dropped';
+                /** @description The webhook receiver's HTTP status; null without an answer or for e-mail. */
+                http_status?: number | null;
+                /** @description Why the attempt failed; empty when delivered. */
+                error?: string;
+              }[];
+              meta: {
+                count: number;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/alerts/rules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The alert rules of the configuration ([[alerts.rules]]), without webhook secrets */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                /** @enum {string} */
+                event: 'client_offline' | 'run_failed' | 'schedule_failed';
+                /** @description client_offline: seconds offline before the alert. */
+                after_sec: number | null;
+                client_ids: string[];
+                tags: string[];
+                group_ids: string[];
+                /** @description Without user info and query. */
+                webhook_url: string | null;
+                email: string[];
+              }[];
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/client-groups': {
     parameters: {
       query?: never;

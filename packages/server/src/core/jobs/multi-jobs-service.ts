@@ -36,8 +36,8 @@ export interface MultiJobsDeps {
   watch: JobWatch;
   clock: Clock;
   log: { warn(obj: object, msg: string): void };
-  /** Told when a run has dispatched all its clients (or stopped), with how many it targeted. */
-  afterRun?: (targets: number) => void;
+  /** Told when a run has dispatched all its clients (or stopped), with how many it targeted and its jid. */
+  afterRun?: (targets: number, jid: string) => void;
 }
 
 /** A started multi-client job: its id, how many clients it targets, and a handle for a live observer. */
@@ -260,7 +260,7 @@ export class MultiJobsService {
       .catch((err: unknown) => this.deps.log.warn({ err, jid: multiJob.jid }, 'multi-client job stopped'))
       .finally(() => {
         this.running.delete(runner);
-        this.deps.afterRun?.(targets.length);
+        this.deps.afterRun?.(targets.length, multiJob.jid);
       });
     this.running.set(runner, done);
     return { jid: multiJob.jid, targets: targets.length, detach: () => runner.detach() };

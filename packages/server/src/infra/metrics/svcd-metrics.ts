@@ -18,6 +18,8 @@ export interface MetricSources {
   agentLink(): AgentLinkStats | undefined;
   /** Undefined where svcd cannot tell (no /proc, no limit). */
   descriptors?: () => DescriptorUse | undefined;
+  /** Alert delivery attempts by outcome (delivered, retrying, given_up, dropped). */
+  alerts?: () => Record<string, number>;
 }
 
 export interface SvcdMetrics {
@@ -158,6 +160,21 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
     registers,
     collect() {
       this.set(sources.jobs.runningCount);
+    },
+  });
+
+  new Counter({
+    name: 'svcd_alert_deliveries_total',
+    help:
+      'Alert delivery attempts by outcome: delivered, retrying (failed, retried later), given_up (the last ' +
+      'attempt failed), dropped (the alert queue was full).',
+    labelNames: ['outcome'] as const,
+    registers,
+    collect() {
+      mirror(
+        this,
+        Object.entries(sources.alerts?.() ?? {}).map(([outcome, n]) => [{ outcome }, n]),
+      );
     },
   });
 
