@@ -19,7 +19,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { flexRender, getCoreRowModel, useReactTable, type Row } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { clientListQueryOptions } from '../api/queries.js';
 import type { Client } from '../api/types.js';
 import { BulkActions, type Selection } from '../components/bulk-actions.js';
@@ -69,6 +69,60 @@ const ClientRow = memo(function ClientRow({
     </Table.Tr>
   );
 });
+
+/**
+ * The virtualised rows. Its own component so that scrolling (the virtualiser's window moving every frame)
+ * re-renders only the body, not the page's filters, views and header.
+ */
+function ClientRows({
+  rows,
+  columnCount,
+  scrollRef,
+  selection,
+  toggle,
+}: {
+  rows: Row<Client>[];
+  columnCount: number;
+  scrollRef: RefObject<HTMLDivElement | null>;
+  selection: Selection;
+  toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
+}) {
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+  });
+  const items = virtualizer.getVirtualItems();
+  const padTop = items[0]?.start ?? 0;
+  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
+  return (
+    <Table.Tbody>
+      {padTop > 0 && (
+        <tr aria-hidden="true">
+          <td style={{ height: padTop, padding: 0 }} colSpan={columnCount} />
+        </tr>
+      )}
+      {items.map((item) => {
+        const row = rows[item.index];
+        if (!row) return null;
+        return (
+          <ClientRow
+            key={row.id}
+            row={row}
+            selected={selection.all || selection.rows.has(row.id)}
+            toggle={toggle}
+          />
+        );
+      })}
+      {padBottom > 0 && (
+        <tr aria-hidden="true">
+          <td style={{ height: padBottom, padding: 0 }} colSpan={columnCount} />
+        </tr>
+      )}
+    </Table.Tbody>
+  );
+}
 
 function SortMark({ sort, field }: { sort: string; field: string }) {
   if (sort === field) return <span aria-hidden="true">▲</span>;
@@ -180,16 +234,6 @@ export function ClientsPage() {
     getRowId: (row) => row.id,
   });
   const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
-  });
-  const items = virtualizer.getVirtualItems();
-  const padTop = items[0]?.start ?? 0;
-  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
-  const tableRows = table.getRowModel().rows;
 
   return (
     <Stack>
@@ -270,30 +314,13 @@ export function ClientsPage() {
               </Table.Tr>
             ))}
           </Table.Thead>
-          <Table.Tbody>
-            {padTop > 0 && (
-              <tr aria-hidden="true">
-                <td style={{ height: padTop, padding: 0 }} colSpan={columns.length + 1} />
-              </tr>
-            )}
-            {items.map((item) => {
-              const row = tableRows[item.index];
-              if (!row) return null;
-              return (
-                <ClientRow
-                  key={row.id}
-                  row={row}
-                  selected={selection.all || selection.rows.has(row.id)}
-                  toggle={toggleRow}
-                />
-              );
-            })}
-            {padBottom > 0 && (
-              <tr aria-hidden="true">
-                <td style={{ height: padBottom, padding: 0 }} colSpan={columns.length + 1} />
-              </tr>
-            )}
-          </Table.Tbody>
+          <ClientRows
+            rows={table.getRowModel().rows}
+            columnCount={columns.length + 1}
+            scrollRef={scrollRef}
+            selection={selection}
+            toggle={toggleRow}
+          />
         </Table>
         {list.isSuccess && rows.length === 0 && (
           <Stack align="center" p="xl" gap="xs" data-testid="clients-empty">
