@@ -16,7 +16,9 @@
  *
  *   npx tsc -b && npm run build -w @svc/web && npm run bench:console
  *
- * Environment: BENCH_CLIENTS (10000), BENCH_WORKERS (4), BENCH_STRICT=1, and the knobs of load-settings.ts.
+ * Environment: BENCH_CLIENTS (10000), BENCH_WORKERS (4), BENCH_STRICT=1, BENCH_PROFILE=1 (a CPU profile of the
+ * clients page while it scrolls: the 15 functions with the most self time, on stderr), and the knobs of
+ * load-settings.ts.
  * The machine's load average is printed with the figures: headless chromium shares the CPUs with svcd and the
  * simulators (and, on a shared machine, with everything else).
  */
@@ -124,6 +126,33 @@ function scrollFps(
       ).__scrollFps(args.selector, args.ms, args.step),
     { selector, ms, step },
   );
+}
+
+/**
+ * With BENCH_PROFILE=1: a CPU profile of the page (Chrome DevTools Protocol) while `step` runs, its 15 functions
+ * with the most self time printed to stderr.
+ */
+async function profiled<T>(page: Page, what: string, step: () => Promise<T>): Promise<T> {
+  if (process.env['BENCH_PROFILE'] !== '1') return step();
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.start');
+  const result = await step();
+  const { profile } = await cdp.send('Profiler.stop');
+  const selfMs = new Map<string, number>();
+  const deltas = profile.timeDeltas ?? [];
+  const samples = profile.samples ?? [];
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  samples.forEach((id, i) => {
+    const node = byId.get(id);
+    if (!node) return;
+    const f = node.callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop() ?? ''}:${f.lineNumber}:${f.columnNumber}`;
+    selfMs.set(key, (selfMs.get(key) ?? 0) + (deltas[i + 1] ?? 0) / 1000);
+  });
+  const top = [...selfMs.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15);
+  progress(`profile of ${what}:\n${top.map(([k, ms]) => `  ${ms.toFixed(1)} ms  ${k}`).join('\n')}`);
+  return result;
 }
 
 async function main(): Promise<boolean> {
@@ -249,7 +278,7 @@ async function main(): Promise<boolean> {
 
   await page.goto(`${origin}/clients?limit=500`, { waitUntil: 'commit' });
   await frameWhen(page, 'clientRows');
-  const clientsScroll = await scrollFps(page, '.clients-scroll');
+  const clientsScroll = await profiled(page, 'clients page scroll', () => scrollFps(page, '.clients-scroll'));
   rows.push([
     `clients page, 500 rows per page (virtualised), scrolled every frame for 3 s (${load()})`,
     `${clientsScroll.fps.toFixed(1)} fps`,
