@@ -108,4 +108,18 @@ describe('schedules', () => {
     expect(gone.status).toBe(404);
     expect(h.cspErrors).toEqual([]);
   });
+  test('the form is usable at 390 px wide (no sideways scrolling)', async () => {
+    await h.page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await h.page.goto(`${h.origin}/schedules/new`);
+      await h.page.getByRole('textbox', { name: 'Cron expression' }).waitFor();
+      const overflow = Number(
+        await h.page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+      );
+      expect(overflow).toBeLessThanOrEqual(0);
+      await h.page.getByRole('button', { name: 'Create the schedule' }).scrollIntoViewIfNeeded();
+    } finally {
+      await h.page.setViewportSize({ width: 1280, height: 860 });
+    }
+  });
 });
