@@ -7,6 +7,7 @@ export const NAV_PAGES = [
   { to: '/', label: 'Dashboard' },
   { to: '/clients', label: 'Clients' },
   { to: '/runs', label: 'Runs' },
+  { to: '/schedules', label: 'Schedules' },
   { to: '/library', label: 'Library' },
   { to: '/vault', label: 'Vault' },
   { to: '/client-groups', label: 'Client groups' },

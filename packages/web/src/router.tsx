@@ -13,6 +13,7 @@ import { libraryRoutes } from './routes/library.js';
 import { vaultRoutes } from './routes/vault.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -46,6 +47,7 @@ const routeTree = rootRoute.addChildren([
     ...vaultRoutes,
     ...clientGroupRoutes,
     ...tunnelRoutes,
+    ...scheduleRoutes,
   ]),
 ]);
 

@@ -17,9 +17,9 @@ import {
 import { useDebouncedCallback } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
-import { flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
+import { flexRender, getCoreRowModel, useReactTable, type Row } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { clientListQueryOptions } from '../api/queries.js';
 import type { Client } from '../api/types.js';
 import { BulkActions, type Selection } from '../components/bulk-actions.js';
@@ -38,6 +38,91 @@ import {
 
 const route = getRouteApi('/console/clients');
 const ROW_HEIGHT = 45;
+
+/**
+ * One row, memoised: scrolling re-renders the page on every frame (the virtualiser's window moves), and only the
+ * rows entering the window should render then, not every visible row's Mantine components again.
+ */
+const ClientRow = memo(function ClientRow({
+  row,
+  selected,
+  toggle,
+}: {
+  row: Row<Client>;
+  selected: boolean;
+  toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
+}) {
+  return (
+    <Table.Tr data-testid="client-row" style={{ height: ROW_HEIGHT }}>
+      <Table.Td>
+        <Checkbox
+          aria-label={`Select ${row.original.name || row.original.id}`}
+          checked={selected}
+          onChange={(e) => toggle(row.id, row.original.connection_state, e.currentTarget.checked)}
+        />
+      </Table.Td>
+      {row.getVisibleCells().map((cell) => (
+        <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
+          {flexRender(cell.column.columnDef.cell, cell.getContext())}
+        </Table.Td>
+      ))}
+    </Table.Tr>
+  );
+});
+
+/**
+ * The virtualised rows. Its own component so that scrolling (the virtualiser's window moving every frame)
+ * re-renders only the body, not the page's filters, views and header.
+ */
+function ClientRows({
+  rows,
+  columnCount,
+  scrollRef,
+  selection,
+  toggle,
+}: {
+  rows: Row<Client>[];
+  columnCount: number;
+  scrollRef: RefObject<HTMLDivElement | null>;
+  selection: Selection;
+  toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
+}) {
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+  });
+  const items = virtualizer.getVirtualItems();
+  const padTop = items[0]?.start ?? 0;
+  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
+  return (
+    <Table.Tbody>
+      {padTop > 0 && (
+        <tr aria-hidden="true">
+          <td style={{ height: padTop, padding: 0 }} colSpan={columnCount} />
+        </tr>
+      )}
+      {items.map((item) => {
+        const row = rows[item.index];
+        if (!row) return null;
+        return (
+          <ClientRow
+            key={row.id}
+            row={row}
+            selected={selection.all || selection.rows.has(row.id)}
+            toggle={toggle}
+          />
+        );
+      })}
+      {padBottom > 0 && (
+        <tr aria-hidden="true">
+          <td style={{ height: padBottom, padding: 0 }} colSpan={columnCount} />
+        </tr>
+      )}
+    </Table.Tbody>
+  );
+}
 
 function SortMark({ sort, field }: { sort: string; field: string }) {
   if (sort === field) return <span aria-hidden="true">▲</span>;
@@ -120,13 +205,16 @@ export function ClientsPage() {
   useEffect(() => setSelection({ all: false, rows: new Map() }), [filterKey]);
   const selectedCount = selection.all ? count : selection.rows.size;
   const pageSelected = !selection.all && rows.length > 0 && rows.every((r) => selection.rows.has(r.id));
-  const toggleRow = (id: string, state: 'connected' | 'disconnected', on: boolean) =>
-    setSelection((prev) => {
-      const next = new Map(prev.all ? [] : prev.rows);
-      if (on) next.set(id, state);
-      else next.delete(id);
-      return { all: false, rows: next };
-    });
+  const toggleRow = useCallback(
+    (id: string, state: 'connected' | 'disconnected', on: boolean) =>
+      setSelection((prev) => {
+        const next = new Map(prev.all ? [] : prev.rows);
+        if (on) next.set(id, state);
+        else next.delete(id);
+        return { all: false, rows: next };
+      }),
+    [],
+  );
   const togglePage = (on: boolean) =>
     setSelection((prev) => {
       const next = new Map(prev.all ? [] : prev.rows);
@@ -146,16 +234,6 @@ export function ClientsPage() {
     getRowId: (row) => row.id,
   });
   const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
-  });
-  const items = virtualizer.getVirtualItems();
-  const padTop = items[0]?.start ?? 0;
-  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
-  const tableRows = table.getRowModel().rows;
 
   return (
     <Stack>
@@ -236,40 +314,13 @@ export function ClientsPage() {
               </Table.Tr>
             ))}
           </Table.Thead>
-          <Table.Tbody>
-            {padTop > 0 && (
-              <tr aria-hidden="true">
-                <td style={{ height: padTop, padding: 0 }} colSpan={columns.length + 1} />
-              </tr>
-            )}
-            {items.map((item) => {
-              const row = tableRows[item.index];
-              if (!row) return null;
-              return (
-                <Table.Tr key={row.id} data-testid="client-row" style={{ height: ROW_HEIGHT }}>
-                  <Table.Td>
-                    <Checkbox
-                      aria-label={`Select ${row.original.name || row.original.id}`}
-                      checked={selection.all || selection.rows.has(row.id)}
-                      onChange={(e) =>
-                        toggleRow(row.id, row.original.connection_state, e.currentTarget.checked)
-                      }
-                    />
-                  </Table.Td>
-                  {row.getVisibleCells().map((cell) => (
-                    <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
-                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                    </Table.Td>
-                  ))}
-                </Table.Tr>
-              );
-            })}
-            {padBottom > 0 && (
-              <tr aria-hidden="true">
-                <td style={{ height: padBottom, padding: 0 }} colSpan={columns.length + 1} />
-              </tr>
-            )}
-          </Table.Tbody>
+          <ClientRows
+            rows={table.getRowModel().rows}
+            columnCount={columns.length + 1}
+            scrollRef={scrollRef}
+            selection={selection}
+            toggle={toggleRow}
+          />
         </Table>
         {list.isSuccess && rows.length === 0 && (
           <Stack align="center" p="xl" gap="xs" data-testid="clients-empty">

@@ -63,7 +63,7 @@ function TargetCount({ targets }: { targets: Targets }) {
   );
 }
 
-function TargetFields({ targets, set }: { targets: Targets; set: (next: Partial<Targets>) => void }) {
+export function TargetFields({ targets, set }: { targets: Targets; set: (next: Partial<Targets>) => void }) {
   return (
     <Stack gap="sm">
       <SegmentedControl
