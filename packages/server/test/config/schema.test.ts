@@ -69,6 +69,17 @@ describe('good configs', () => {
       smtp: { secure: false },
       pushover: { url: 'https://api.pushover.net/1/messages.json' },
       schedules: { missed_run_window: 3_600_000, catch_up_delay: 20_000 },
+      cluster: {
+        enabled: false,
+        nats_url: 'nats://127.0.0.1:4222',
+        nats_user: '',
+        nats_password: '',
+        nats_token: '',
+        nats_tls_ca: '',
+        nats_prefix: 'svc',
+        advertise_address: '',
+        heartbeat_interval: 5_000,
+      },
     });
   });
 

@@ -1,0 +1,209 @@
+/**
+ * Two svcd nodes as one cluster (issue 26): one PostgreSQL database and one NATS (its own nats-server), real svc
+ * agents on different nodes. Commands cross nodes over NATS, both nodes list every client, and a node killed
+ * with -9 answers "not connected" at once and loses its clients after the presence TTL.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createApiClient, type ApiClient } from '../test-support/api-client.js';
+import { createTestDatabase, type TestDatabase } from '../test-support/databases.js';
+import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { startTestNats, type TestNats } from '../test-support/nats.js';
+import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+
+const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
+const HEARTBEAT_MS = 1_000;
+
+interface Node {
+  id: string;
+  svcd: RunningProcess;
+  api: ApiClient;
+  clientUrl: string;
+}
+
+let dir: string;
+let db: TestDatabase;
+let nats: TestNats;
+let fingerprint: string;
+const nodes = new Map<string, Node>();
+const processes: RunningProcess[] = [];
+
+async function startNode(id: string): Promise<Node> {
+  const nodeDir = join(dir, id);
+  await mkdir(nodeDir, { recursive: true });
+  await writeAdminUserFile(nodeDir);
+  const [apiPort, clientPort] = [await freePort(), await freePort()];
+  const { settings } = db;
+  const config = [
+    '[server]',
+    `address = "127.0.0.1:${clientPort}"`,
+    'data_dir = "data"',
+    'key_seed = "cluster-e2e-seed"',
+    'auth = "agent:agent-password-1"',
+    '[api]',
+    `address = "127.0.0.1:${apiPort}"`,
+    'auth_file = "users.json"',
+    '[database]',
+    `db_type = "${settings.db_type}"`,
+    `db_name = "${settings.db_name}"`,
+    `db_host = "${settings.db_host}"`,
+    `db_user = "${settings.db_user}"`,
+    '[cluster]',
+    'enabled = true',
+    `node_id = "${id}"`,
+    `nats_url = "${nats.url}"`,
+    `heartbeat_interval = "${HEARTBEAT_MS}ms"`,
+    'advertise_address = "127.0.0.1"',
+  ];
+  const configPath = join(nodeDir, 'svcd.conf');
+  await writeFile(configPath, config.join('\n'));
+  const svcd = await startSvcdProcess(configPath, { cwd: nodeDir });
+  processes.push(svcd);
+  fingerprint = String((await svcd.waitForLog('client listener started')).fingerprint);
+  const node = {
+    id,
+    svcd,
+    api: createApiClient(`http://127.0.0.1:${apiPort}/api/v1`),
+    clientUrl: `http://127.0.0.1:${clientPort}`,
+  };
+  nodes.set(id, node);
+  return node;
+}
+
+async function startAgent(clientId: string, node: Node): Promise<RunningProcess> {
+  const conf = join(dir, `${clientId}.conf`);
+  await writeFile(
+    conf,
+    [
+      '[client]',
+      `server = "${node.clientUrl}"`,
+      'auth = "agent:agent-password-1"',
+      `id = "${clientId}"`,
+      `fingerprint = "${fingerprint}"`,
+      `data_dir = "${join(dir, `${clientId}-data`)}"`,
+    ].join('\n'),
+  );
+  const agent = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
+  processes.push(agent);
+  await agent.waitForLog('connected to svcd');
+  return agent;
+}
+
+const node = (id: string): Node => {
+  const found = nodes.get(id);
+  if (!found) throw new Error(`no node ${id}`);
+  return found;
+};
+
+/** Polls (bounded) until `check` passes: the API offers no event for another node's change. */
+async function eventually<T>(
+  what: string,
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  withinMs = 15_000,
+) {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`${what} not reached within ${withinMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function clientStates(via: Node): Promise<Record<string, string>> {
+  const res = await via.api.get('/clients?fields[clients]=id,connection_state', { auth: ADMIN });
+  expect(res.status, res.text).toBe(200);
+  const data = res.json.data as { id: string; connection_state: string }[];
+  return Object.fromEntries(data.map((c) => [c.id, c.connection_state]));
+}
+
+async function runCommand(via: Node, clientId: string, command: string): Promise<string> {
+  const res = await via.api.post(`/clients/${clientId}/commands`, { command }, { auth: ADMIN });
+  expect(res.status, res.text).toBe(200);
+  return res.json.data.jid as string;
+}
+
+async function jobOf(via: Node, clientId: string, jid: string) {
+  const res = await via.api.get(`/clients/${clientId}/commands/${jid}`, { auth: ADMIN });
+  expect(res.status, res.text).toBe(200);
+  return res.json.data as { status: string; error: string; result: { stdout: string } };
+}
+
+const finished = (via: Node, clientId: string, jid: string) =>
+  eventually(
+    `job ${jid}`,
+    () => jobOf(via, clientId, jid),
+    (job) => job.status !== 'running',
+  );
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
+  [db, nats] = await Promise.all([createTestDatabase('postgres'), startTestNats()]);
+  // One after the other: the first creates the schema.
+  await startNode('node-a');
+  await startNode('node-b');
+  await startAgent('agent-a', node('node-a'));
+  await startAgent('agent-b', node('node-b'));
+});
+
+afterAll(async () => {
+  for (const proc of processes.reverse()) await proc.stop();
+  await nats?.stop();
+  await db?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('every node lists the clients of every node as connected', async () => {
+  for (const via of [node('node-a'), node('node-b')]) {
+    await eventually(
+      `${via.id} listing both clients`,
+      () => clientStates(via),
+      (states) => states['agent-a'] === 'connected' && states['agent-b'] === 'connected',
+    );
+  }
+});
+
+test('a command through one node runs on a client held by the other, its result stored once', async () => {
+  const jidB = await runCommand(node('node-a'), 'agent-b', '/usr/bin/echo via-a-on-b');
+  const jidA = await runCommand(node('node-b'), 'agent-a', '/usr/bin/echo via-b-on-a');
+  const onB = await finished(node('node-a'), 'agent-b', jidB);
+  expect(onB, onB.error).toMatchObject({ status: 'successful', result: { stdout: 'via-a-on-b\n' } });
+  const onA = await finished(node('node-b'), 'agent-a', jidA);
+  expect(onA).toMatchObject({ status: 'successful', result: { stdout: 'via-b-on-a\n' } });
+  // The other node reads the same stored result.
+  expect(await jobOf(node('node-b'), 'agent-b', jidB)).toMatchObject({ result: { stdout: 'via-a-on-b\n' } });
+});
+
+test('kill -9 of a node: "not connected" at once, its clients disconnected after the TTL, reconnected elsewhere', async () => {
+  const b = node('node-b');
+  b.svcd.child.kill('SIGKILL');
+  await b.svcd.exited;
+  // Presence still names node-b (its keys live until the TTL), but nobody answers its subject.
+  const started = Date.now();
+  const jid = await runCommand(node('node-a'), 'agent-b', '/usr/bin/echo never');
+  const failed = await jobOf(node('node-a'), 'agent-b', jid);
+  expect(Date.now() - started).toBeLessThan(1_000);
+  expect(failed.status).toBe('failed');
+  expect(failed.error).toContain('not connected');
+
+  await eventually(
+    'agent-b disconnected on node-a',
+    () => clientStates(node('node-a')),
+    (states) => states['agent-b'] === 'disconnected' && states['agent-a'] === 'connected',
+    HEARTBEAT_MS * 3 + 5_000,
+  );
+
+  // The agent takes one server URL: it is started again pointing at node-a (a load balancer would do this).
+  const agentB = processes.find((p) => p.stdoutLines.some((l) => l.includes('"client_id":"agent-b"')));
+  await agentB?.stop();
+  await startAgent('agent-b', node('node-a'));
+  const jidAgain = await runCommand(node('node-a'), 'agent-b', '/usr/bin/echo back-on-a');
+  expect(await finished(node('node-a'), 'agent-b', jidAgain)).toMatchObject({
+    status: 'successful',
+    result: { stdout: 'back-on-a\n' },
+  });
+}, 40_000);

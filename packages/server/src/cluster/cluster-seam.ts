@@ -1,0 +1,117 @@
+import { hostname } from 'node:os';
+import type { NatsConnection } from 'nats';
+import { credentialConnections, type ClientSeam, type ClientSeamDeps } from '../client-seam.js';
+import type { SvcdConfig } from '../config/schema.js';
+import { LocalClientEvents } from '../core/clients/local-client-events.js';
+import { LiveConnections } from '../gateway/live-connections.js';
+import { LocalDispatch } from '../gateway/local-dispatch.js';
+import { TunnelHost } from '../gateway/tunnel-host.js';
+import { ClusterClientDirectory } from './cluster-client-directory.js';
+import { connectNats } from './nats-connection.js';
+import { NatsDispatch } from './nats-dispatch.js';
+import { Presence, type NodeInfo } from './presence.js';
+
+/** How long a node may take to answer a command sent over NATS. */
+const DISPATCH_TIMEOUT_MS = 10_000;
+
+/** `[cluster] node_id`, else the host name with what a NATS subject token cannot hold replaced by -. */
+export const clusterNodeId = (cluster: SvcdConfig['cluster']): string =>
+  cluster.node_id ??
+  hostname()
+    .replace(/[^A-Za-z0-9_-]/g, '-')
+    .slice(0, 64);
+
+/** The cluster part of a running node: the nodes it sees, and how it leaves. */
+export interface ClusterNode {
+  nodeId: string;
+  nodes(): Promise<NodeInfo[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The seam of one node of a cluster: the database read again every heartbeat as the directory, presence in a
+ * NATS KV bucket, and a dispatch that sends commands for other nodes' clients over NATS. Events stay in process.
+ */
+export async function clusterSeam(
+  deps: ClientSeamDeps,
+  cluster: SvcdConfig['cluster'],
+): Promise<{ seam: ClientSeam; node: ClusterNode }> {
+  const { nodeId } = deps;
+  const nc: NatsConnection = await connectNats(cluster, nodeId);
+  try {
+    const presence = await Presence.open(
+      nc,
+      {
+        nodeId,
+        advertiseAddress: cluster.advertise_address,
+        heartbeatMs: cluster.heartbeat_interval,
+        bucket: `${cluster.nats_prefix}_presence`,
+      },
+      deps.log,
+    );
+    const events = new LocalClientEvents();
+    const directory = new ClusterClientDirectory(deps.clients, events, nodeId, deps.clock, deps.log, () =>
+      presence.liveNodeIds(),
+    );
+    const connections = new LiveConnections(directory, deps.clock);
+    const tunnelHost = new TunnelHost(
+      directory,
+      connections,
+      events,
+      deps.tunnels,
+      deps.tunnelSettings,
+      deps.clock,
+      deps.log,
+    );
+    const local = new LocalDispatch(connections, tunnelHost);
+    const dispatch = new NatsDispatch(
+      nc,
+      local,
+      connections,
+      presence,
+      {
+        nodeId,
+        prefix: cluster.nats_prefix,
+        timeoutMs: DISPATCH_TIMEOUT_MS,
+        advertiseAddress: cluster.advertise_address,
+      },
+      deps.log,
+    );
+    presence.start(events);
+    dispatch.serve();
+    let refreshing = false;
+    const refresh = setInterval(() => {
+      if (refreshing) return;
+      refreshing = true;
+      directory
+        .refresh()
+        .catch((err: unknown) => deps.log.warn({ err }, 'reading the cluster clients failed'))
+        .finally(() => (refreshing = false));
+    }, cluster.heartbeat_interval);
+    refresh.unref();
+    const node: ClusterNode = {
+      nodeId,
+      nodes: () => presence.nodes(),
+      async close() {
+        clearInterval(refresh);
+        dispatch.close();
+        await presence.close().catch(() => undefined);
+        await nc.drain().catch(() => undefined);
+      },
+    };
+    return {
+      seam: {
+        events,
+        directory,
+        connections,
+        tunnelHost,
+        dispatch,
+        credentials: credentialConnections(directory, dispatch),
+      },
+      node,
+    };
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
+}
