@@ -4,6 +4,7 @@
  * with -9 answers "not connected" at once and loses its clients after the presence TTL.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -11,7 +12,13 @@ import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { createTestDatabase, type TestDatabase } from '../test-support/databases.js';
 import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
 import { startTestNats, type TestNats } from '../test-support/nats.js';
-import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import {
+  SVC_BIN,
+  freePort,
+  freePortBlock,
+  startProcess,
+  type RunningProcess,
+} from '../test-support/process.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const HEARTBEAT_MS = 1_000;
@@ -27,6 +34,8 @@ let dir: string;
 let db: TestDatabase;
 let nats: TestNats;
 let fingerprint: string;
+let echo: Server;
+let echoPort: number;
 const nodes = new Map<string, Node>();
 const processes: RunningProcess[] = [];
 
@@ -34,7 +43,7 @@ async function startNode(id: string): Promise<Node> {
   const nodeDir = join(dir, id);
   await mkdir(nodeDir, { recursive: true });
   await writeAdminUserFile(nodeDir);
-  const [apiPort, clientPort] = [await freePort(), await freePort()];
+  const [apiPort, clientPort, tunnelPorts] = [await freePort(), await freePort(), await freePortBlock(2)];
   const { settings } = db;
   const config = [
     '[server]',
@@ -42,6 +51,7 @@ async function startNode(id: string): Promise<Node> {
     'data_dir = "data"',
     'key_seed = "cluster-e2e-seed"',
     'auth = "agent:agent-password-1"',
+    `used_ports = ["${tunnelPorts}-${tunnelPorts + 1}"]`,
     '[api]',
     `address = "127.0.0.1:${apiPort}"`,
     'auth_file = "users.json"',
@@ -55,7 +65,8 @@ async function startNode(id: string): Promise<Node> {
     `node_id = "${id}"`,
     `nats_url = "${nats.url}"`,
     `heartbeat_interval = "${HEARTBEAT_MS}ms"`,
-    'advertise_address = "127.0.0.1"',
+    // Not the API's host (127.0.0.1): tunnel_url shows it names the advertised address of the node listening.
+    'advertise_address = "localhost"',
   ];
   const configPath = join(nodeDir, 'svcd.conf');
   await writeFile(configPath, config.join('\n'));
@@ -140,7 +151,27 @@ const finished = (via: Node, clientId: string, jid: string) =>
     (job) => job.status !== 'running',
   );
 
+/** Sends `text` through a tunnel's port to the echo server behind the agent, and reads it back. */
+function roundTrip(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let got = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      got += chunk;
+      if (got.length >= text.length) {
+        socket.end();
+        resolve(got);
+      }
+    });
+    socket.once('error', reject);
+  });
+}
+
 beforeAll(async () => {
+  echo = createServer((socket) => socket.pipe(socket));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  echoPort = (echo.address() as { port: number }).port;
   dir = await mkdtemp(join(tmpdir(), 'svc-cluster-'));
   [db, nats] = await Promise.all([createTestDatabase('postgres'), startTestNats()]);
   // One after the other: the first creates the schema.
@@ -152,6 +183,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const proc of processes.reverse()) await proc.stop();
+  echo?.close();
   await nats?.stop();
   await db?.drop();
   await rm(dir, { recursive: true, force: true });
@@ -176,6 +208,53 @@ test('a command through one node runs on a client held by the other, its result 
   expect(onA).toMatchObject({ status: 'successful', result: { stdout: 'via-b-on-a\n' } });
   // The other node reads the same stored result.
   expect(await jobOf(node('node-b'), 'agent-b', jidB)).toMatchObject({ result: { stdout: 'via-a-on-b\n' } });
+});
+
+test('a multi-client run through one node over clients of both nodes finishes with every result', async () => {
+  const res = await node('node-a').api.post(
+    '/commands',
+    { command: '/usr/bin/echo run-wide', client_ids: ['agent-a', 'agent-b'] },
+    { auth: ADMIN },
+  );
+  expect(res.status, res.text).toBe(200);
+  const jid = res.json.data.jid as string;
+  // Sequential by default: the second child starts only once node-a learns the first one finished.
+  const run = await eventually(
+    `run ${jid}`,
+    async () =>
+      (await node('node-a').api.get(`/commands/${jid}`, { auth: ADMIN })).json.data as {
+        status: string;
+        jobs: { client_id: string; status: string }[];
+      },
+    (data) => data.status !== 'running',
+  );
+  expect(run.status).toBe('successful');
+  expect(run.jobs.map((j) => [j.client_id, j.status])).toEqual([
+    ['agent-a', 'successful'],
+    ['agent-b', 'successful'],
+  ]);
+});
+
+test('a tunnel opened through one node listens on the node holding the client; every node lists and deletes it', async () => {
+  const opened = await node('node-a').api.request(
+    'PUT',
+    `/clients/agent-b/tunnels?${new URLSearchParams({ remote: `127.0.0.1:${echoPort}`, scheme: 'http' }).toString()}`,
+    { auth: ADMIN },
+  );
+  expect(opened.status, opened.text).toBe(200);
+  const tunnel = opened.json.data as { id: string; lport: string; tunnel_url: string };
+  expect(tunnel.tunnel_url).toBe(`http://localhost:${tunnel.lport}`);
+  expect(await roundTrip(Number(tunnel.lport), 'through node-b')).toBe('through node-b');
+  const listed = await node('node-a').api.get('/tunnels', { auth: ADMIN });
+  expect(listed.status, listed.text).toBe(200);
+  expect(listed.json.data).toEqual([
+    expect.objectContaining({ client_id: 'agent-b', id: tunnel.id, lport: tunnel.lport }),
+  ]);
+  const deleted = await node('node-a').api.request('DELETE', `/clients/agent-b/tunnels/${tunnel.id}`, {
+    auth: ADMIN,
+  });
+  expect(deleted.status, deleted.text).toBe(204);
+  expect((await node('node-b').api.get('/tunnels', { auth: ADMIN })).json.data).toEqual([]);
 });
 
 test('kill -9 of a node: "not connected" at once, its clients disconnected after the TTL, reconnected elsewhere', async () => {

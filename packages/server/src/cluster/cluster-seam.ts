@@ -2,11 +2,11 @@ import { hostname } from 'node:os';
 import type { NatsConnection } from 'nats';
 import { credentialConnections, type ClientSeam, type ClientSeamDeps } from '../client-seam.js';
 import type { SvcdConfig } from '../config/schema.js';
-import { LocalClientEvents } from '../core/clients/local-client-events.js';
 import { LiveConnections } from '../gateway/live-connections.js';
 import { LocalDispatch } from '../gateway/local-dispatch.js';
 import { TunnelHost } from '../gateway/tunnel-host.js';
 import { ClusterClientDirectory } from './cluster-client-directory.js';
+import { ClusterClientEvents } from './cluster-client-events.js';
 import { connectNats } from './nats-connection.js';
 import { NatsDispatch } from './nats-dispatch.js';
 import { Presence, type NodeInfo } from './presence.js';
@@ -30,7 +30,7 @@ export interface ClusterNode {
 
 /**
  * The seam of one node of a cluster: the database read again every heartbeat as the directory, presence in a
- * NATS KV bucket, and a dispatch that sends commands for other nodes' clients over NATS. Events stay in process.
+ * NATS KV bucket, a dispatch that sends commands for other nodes' clients over NATS, and job events between nodes.
  */
 export async function clusterSeam(
   deps: ClientSeamDeps,
@@ -49,7 +49,8 @@ export async function clusterSeam(
       },
       deps.log,
     );
-    const events = new LocalClientEvents();
+    const events = new ClusterClientEvents(nc, cluster.nats_prefix, nodeId, deps.log);
+    events.start();
     const directory = new ClusterClientDirectory(deps.clients, events, nodeId, deps.clock, deps.log, () =>
       presence.liveNodeIds(),
     );
@@ -95,6 +96,7 @@ export async function clusterSeam(
       async close() {
         clearInterval(refresh);
         dispatch.close();
+        events.close();
         await presence.close().catch(() => undefined);
         await nc.drain().catch(() => undefined);
       },

@@ -194,7 +194,8 @@ export class NatsDispatch implements AgentDispatch {
     replies.forEach((reply, i) => {
       if (reply.status === 'fulfilled') {
         if (reply.value !== undefined) values.push(reply.value);
-      } else this.log.warn({ err: reply.reason as unknown, node: nodes[i] }, `node did not answer ${request.op}`);
+      } else
+        this.log.warn({ err: reply.reason as unknown, node: nodes[i] }, `node did not answer ${request.op}`);
     });
     return values;
   }
