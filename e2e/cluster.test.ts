@@ -199,6 +199,23 @@ test('every node lists the clients of every node as connected', async () => {
   }
 });
 
+test('/status of any node lists the nodes of the cluster with their state', async () => {
+  for (const via of [node('node-a'), node('node-b')]) {
+    const res = await via.api.get('/status', { auth: ADMIN });
+    expect(res.status, res.text).toBe(200);
+    const { cluster, clients_connected } = res.json.data as {
+      cluster: { node_id: string; nodes: { node_id: string; state: string; advertise_address: string }[] };
+      clients_connected: number;
+    };
+    expect(clients_connected).toBe(2);
+    expect(cluster.node_id).toBe(via.id);
+    expect(cluster.nodes.map((n) => [n.node_id, n.state, n.advertise_address])).toEqual([
+      ['node-a', 'live', 'localhost'],
+      ['node-b', 'live', 'localhost'],
+    ]);
+  }
+});
+
 test('a command through one node runs on a client held by the other, its result stored once', async () => {
   const jidB = await runCommand(node('node-a'), 'agent-b', '/usr/bin/echo via-a-on-b');
   const jidA = await runCommand(node('node-b'), 'agent-a', '/usr/bin/echo via-b-on-a');
@@ -275,6 +292,8 @@ test('kill -9 of a node: "not connected" at once, its clients disconnected after
     (states) => states['agent-b'] === 'disconnected' && states['agent-a'] === 'connected',
     HEARTBEAT_MS * 3 + 5_000,
   );
+  const status = await node('node-a').api.get('/status', { auth: ADMIN });
+  expect(status.json.data.cluster.nodes.map((n: { node_id: string }) => n.node_id)).toEqual(['node-a']);
 
   // The agent takes one server URL: it is started again pointing at node-a (a load balancer would do this).
   const agentB = processes.find((p) => p.stdoutLines.some((l) => l.includes('"client_id":"agent-b"')));

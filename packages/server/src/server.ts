@@ -319,10 +319,11 @@ export async function startServer(
       'client listener started',
     );
 
-    const getStatus = (): Promise<StatusData> => {
+    const getStatus = async (): Promise<StatusData> => {
       const counts = clients.counts();
       const fds = descriptors.use();
-      return Promise.resolve({
+      const cluster = await opened.cluster?.status();
+      return {
         connect_url: connectUrls,
         fingerprint: hostKey.fingerprint,
         clients_connected: counts.connected,
@@ -333,7 +334,8 @@ export async function startServer(
         descriptors_used: fds?.used ?? null,
         descriptors_limit: fds?.limit ?? null,
         descriptors_agent_high_water: fds?.agentHighWater ?? null,
-      });
+        ...(cluster ? { cluster } : {}),
+      };
     };
 
     let apiUrl: string | undefined;

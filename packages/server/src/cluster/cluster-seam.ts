@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { StatusData } from '@svc/protocol';
 import type { NatsConnection } from 'nats';
 import { credentialConnections, type ClientSeam, type ClientSeamDeps } from '../client-seam.js';
 import type { SvcdConfig } from '../config/schema.js';
@@ -24,9 +25,17 @@ export const clusterNodeId = (cluster: SvcdConfig['cluster']): string =>
 /** The cluster part of a running node: the nodes it sees, and how it leaves. */
 export interface ClusterNode {
   nodeId: string;
-  nodes(): Promise<NodeInfo[]>;
+  /** GET /status `cluster`: the nodes whose presence has not expired, with their state. */
+  status(): Promise<NonNullable<StatusData['cluster']>>;
   close(): Promise<void>;
 }
+
+type NodeStatus = NonNullable<StatusData['cluster']>['nodes'][number];
+
+const nodeState = (info: NodeInfo, now: number, heartbeatMs: number): NodeStatus => ({
+  ...info,
+  state: now - Date.parse(info.seen_at) <= 2 * heartbeatMs ? 'live' : 'late',
+});
 
 /**
  * The seam of one node of a cluster: the database read again every heartbeat as the directory, presence in a
@@ -92,7 +101,16 @@ export async function clusterSeam(
     refresh.unref();
     const node: ClusterNode = {
       nodeId,
-      nodes: () => presence.nodes(),
+      async status() {
+        const now = deps.clock.now().getTime();
+        const nodes = await presence.nodes();
+        return {
+          node_id: nodeId,
+          nodes: nodes
+            .map((info) => nodeState(info, now, cluster.heartbeat_interval))
+            .sort((a, b) => a.node_id.localeCompare(b.node_id)),
+        };
+      },
       async close() {
         clearInterval(refresh);
         dispatch.close();
