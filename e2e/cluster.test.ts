@@ -50,7 +50,8 @@ async function startNode(id: string): Promise<Node> {
     `address = "127.0.0.1:${clientPort}"`,
     'data_dir = "data"',
     'key_seed = "cluster-e2e-seed"',
-    'auth = "agent:agent-password-1"',
+    // In the shared database: a credential removed through one node is gone for all.
+    'auth_table = "clients_auth"',
     `used_ports = ["${tunnelPorts}-${tunnelPorts + 1}"]`,
     '[api]',
     `address = "127.0.0.1:${apiPort}"`,
@@ -83,14 +84,18 @@ async function startNode(id: string): Promise<Node> {
   return node;
 }
 
-async function startAgent(clientId: string, node: Node): Promise<RunningProcess> {
+async function startAgent(
+  clientId: string,
+  node: Node,
+  auth = 'agent:agent-password-1',
+): Promise<RunningProcess> {
   const conf = join(dir, `${clientId}.conf`);
   await writeFile(
     conf,
     [
       '[client]',
       `server = "${node.clientUrl}"`,
-      'auth = "agent:agent-password-1"',
+      `auth = "${auth}"`,
       `id = "${clientId}"`,
       `fingerprint = "${fingerprint}"`,
       `data_dir = "${join(dir, `${clientId}-data`)}"`,
@@ -177,6 +182,13 @@ beforeAll(async () => {
   // One after the other: the first creates the schema.
   await startNode('node-a');
   await startNode('node-b');
+  for (const [id, password] of [
+    ['agent', 'agent-password-1'],
+    ['cred-c', 'cred-c-password-1'],
+  ]) {
+    const res = await node('node-a').api.post('/clients-auth', { id, password }, { auth: ADMIN });
+    expect(res.status, res.text).toBe(201);
+  }
   await startAgent('agent-a', node('node-a'));
   await startAgent('agent-b', node('node-b'));
 });
@@ -272,6 +284,28 @@ test('a tunnel opened through one node listens on the node holding the client; e
   });
   expect(deleted.status, deleted.text).toBe(204);
   expect((await node('node-b').api.get('/tunnels', { auth: ADMIN })).json.data).toEqual([]);
+});
+
+test('removing a client credential through one node disconnects its client on the other', async () => {
+  const agentC = await startAgent('agent-c', node('node-b'), 'cred-c:cred-c-password-1');
+  await eventually(
+    'agent-c connected on node-a',
+    () => clientStates(node('node-a')),
+    (states) => states['agent-c'] === 'connected',
+  );
+  // node-a counts the connection node-b holds.
+  const refused = await node('node-a').api.request('DELETE', '/clients-auth/cred-c', { auth: ADMIN });
+  expect(refused.status, refused.text).toBe(409);
+  const removed = await node('node-a').api.request('DELETE', '/clients-auth/cred-c?force=true', {
+    auth: ADMIN,
+  });
+  expect(removed.status, removed.text).toBe(204);
+  await eventually(
+    'agent-c disconnected on node-a',
+    () => clientStates(node('node-a')),
+    (states) => states['agent-c'] === 'disconnected',
+  );
+  await agentC.stop();
 });
 
 test('kill -9 of a node: "not connected" at once, its clients disconnected after the TTL, reconnected elsewhere', async () => {
