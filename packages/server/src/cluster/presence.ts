@@ -11,6 +11,9 @@ export interface NodeInfo {
   seen_at: string;
 }
 
+/** How long one listing of the node keys may take. */
+const KEYS_DEADLINE_MS = 1_000;
+
 const encoder = new TextEncoder();
 const encode = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
 const clientKey = (clientId: string): string => `c.${Buffer.from(clientId, 'utf8').toString('base64url')}`;
@@ -85,14 +88,38 @@ export class Presence {
 
   /** The nodes that renewed their presence within the bucket's TTL. */
   async nodes(): Promise<NodeInfo[]> {
-    const keys: string[] = [];
-    for await (const key of await this.kv.keys('n.*')) keys.push(key);
+    const keys = await this.nodeKeys();
     const entries = await Promise.all(keys.map((key) => this.kv.get(key)));
     return entries.filter(isLive).map((entry) => entry.json<NodeInfo>());
   }
 
   async liveNodeIds(): Promise<ReadonlySet<string>> {
     return new Set((await this.nodes()).map((node) => node.node_id));
+  }
+
+  /**
+   * The node keys. Listing the keys of a bucket can wait for ever when a key expires while it is listed (seen with
+   * nats-server 2.9), so each attempt has a deadline and is tried again.
+   */
+  private async nodeKeys(): Promise<string[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      const listing = await this.kv.keys('n.*');
+      const keys: string[] = [];
+      let timer: NodeJS.Timeout | undefined;
+      const listed = (async () => {
+        for await (const key of listing) keys.push(key);
+        return true;
+      })();
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), KEYS_DEADLINE_MS);
+      });
+      const done = await Promise.race([listed, late]);
+      clearTimeout(timer);
+      if (done) return keys;
+      listing.stop();
+      if (attempt === 3)
+        throw new Error(`listing the cluster nodes in NATS took over ${KEYS_DEADLINE_MS} ms, 3 times`);
+    }
   }
 
   /** Shutdown: this node and its clients leave presence at once rather than after the TTL. */
