@@ -211,6 +211,25 @@ test('every node lists the clients of every node as connected', async () => {
   }
 });
 
+test('a node started while the others hold agents marks none of them disconnected', async () => {
+  const c = await startNode('node-c');
+  // Its start-up read the table at once: what it lists now is what it loaded, not a later refresh.
+  const seenByC = await clientStates(c);
+  expect(seenByC).toMatchObject({ 'agent-a': 'connected', 'agent-b': 'connected' });
+  expect(await clientStates(node('node-a'))).toMatchObject({
+    'agent-a': 'connected',
+    'agent-b': 'connected',
+  });
+  const cmd = await runCommand(c, 'agent-b', '/usr/bin/echo via-c');
+  expect(await finished(c, 'agent-b', cmd)).toMatchObject({
+    status: 'successful',
+    result: { stdout: 'via-c\n' },
+  });
+  c.svcd.child.kill('SIGTERM');
+  await c.svcd.exited;
+  nodes.delete('node-c');
+});
+
 test('/status of any node lists the nodes of the cluster with their state', async () => {
   for (const via of [node('node-a'), node('node-b')]) {
     const res = await via.api.get('/status', { auth: ADMIN });
