@@ -43,7 +43,8 @@ import { startAgentLink, type AgentLink, type AgentLinkTuning } from './gateway/
 import { loadHostKey } from './gateway/load-host-key.js';
 import type { LiveConnections } from './gateway/live-connections.js';
 import type { TunnelHost } from './gateway/tunnel-host.js';
-import { singleNodeSeam } from './client-seam.js';
+import { singleNodeSeam, type ClientSeam, type ClientSeamDeps } from './client-seam.js';
+import { clusterNodeId, clusterSeam, type ClusterNode } from './cluster/cluster-seam.js';
 import { buildApi } from './http/app.js';
 import type { DelegatedAuth } from './http/routes/login.js';
 import { hostOfUrl, publicUrl, splitHostPort } from './infra/address.js';
@@ -150,6 +151,7 @@ type Opened = {
   alerts?: AlertParts;
   memoryReclaim?: MemoryReclaim;
   stopDeadlineSweep?: () => void;
+  cluster?: ClusterNode;
   database: Database;
 };
 
@@ -187,8 +189,8 @@ export async function startServer(
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
     const [firstUrl] = config.server.url ?? [];
     // The client seam: records, events, this node's connections and tunnels, and the dispatch (client-seam.ts).
-    const seam = singleNodeSeam({
-      nodeId: hostname(),
+    const seamDeps: ClientSeamDeps = {
+      nodeId: config.cluster.enabled ? clusterNodeId(config.cluster) : hostname(),
       clients: new SqlClientRepository(database),
       tunnels: new SqlTunnelRepository(database),
       tunnelSettings: {
@@ -199,7 +201,11 @@ export async function startServer(
       },
       clock: systemClock,
       log: logger,
-    });
+    };
+    // With [cluster] enabled the directory, presence and dispatch span the nodes (cluster/).
+    const seam = config.cluster.enabled
+      ? await startClusterSeam(seamDeps, config.cluster, opened, logger)
+      : singleNodeSeam(seamDeps);
     const { events, directory: clients, dispatch } = seam;
     opened.tunnels = seam.tunnelHost;
     await clients.load();
@@ -347,10 +353,11 @@ export async function startServer(
       'client listener started',
     );
 
-    const getStatus = (): Promise<StatusData> => {
+    const getStatus = async (): Promise<StatusData> => {
       const counts = clients.counts();
       const fds = descriptors.use();
-      return Promise.resolve({
+      const cluster = await opened.cluster?.status();
+      return {
         connect_url: connectUrls,
         fingerprint: hostKey.fingerprint,
         clients_connected: counts.connected,
@@ -361,7 +368,8 @@ export async function startServer(
         descriptors_used: fds?.used ?? null,
         descriptors_limit: fds?.limit ?? null,
         descriptors_agent_high_water: fds?.agentHighWater ?? null,
-      });
+        ...(cluster ? { cluster } : {}),
+      };
     };
 
     let apiUrl: string | undefined;
@@ -518,6 +526,19 @@ export async function startServer(
   }
 }
 
+/** Joins the cluster (NATS presence and routing); the node is closed with the rest. */
+async function startClusterSeam(
+  deps: ClientSeamDeps,
+  cluster: SvcdConfig['cluster'],
+  opened: Opened,
+  logger: Logger,
+): Promise<ClientSeam> {
+  const { seam, node } = await clusterSeam(deps, cluster);
+  opened.cluster = node;
+  logger.info({ node_id: node.nodeId, nats_url: cluster.nats_url }, 'joined the cluster');
+  return seam;
+}
+
 /** Pending two-factor logins whose login token expired are dropped with the sessions, hourly. */
 function schedulePendingLoginPurge(login: TwoFactorService | undefined, logger: Logger): () => void {
   if (!login) return () => undefined;
@@ -607,6 +628,7 @@ async function closeAll(opened: Opened) {
   opened.memoryReclaim?.stop();
   await opened.clients?.close();
   await opened.tunnels?.closeAll();
+  await opened.cluster?.close();
   await opened.vault?.close();
   await opened.database.close();
 }

@@ -15,6 +15,22 @@ export const statusDataSchema = z.object({
   descriptors_limit: z.number().int().nullable(),
   /** New agents are refused with 503 from this many descriptors on; the rest is kept for the API and tunnels. */
   descriptors_agent_high_water: z.number().int().nullable(),
+  /** Only when `[cluster] enabled`: this node and every node that renewed its presence lately. */
+  cluster: z
+    .object({
+      node_id: z.string().describe('The node that answered.'),
+      nodes: z.array(
+        z.object({
+          node_id: z.string(),
+          /** `live`: renewed within two heartbeats; `late`: not since, and gone once its presence expires. */
+          state: z.enum(['live', 'late']),
+          advertise_address: z.string(),
+          started_at: z.string(),
+          seen_at: z.string(),
+        }),
+      ),
+    })
+    .optional(),
 });
 export type StatusData = z.infer<typeof statusDataSchema>;
 

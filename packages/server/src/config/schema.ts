@@ -644,6 +644,65 @@ const schedulesSection = z
   })
   .describe('Schedules (POST /schedules): cron-timed runs on many clients.');
 
+/** A NATS subject token and KV key part: letters, digits, _ and -. */
+const NODE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function clusterRules(cluster: Section, report: Report): void {
+  if (isSet(cluster.nats_token) && (isSet(cluster.nats_user) || isSet(cluster.nats_password)))
+    report('nats_token', 'use either nats_token or nats_user and nats_password, not both');
+  if (isSet(cluster.nats_user) !== isSet(cluster.nats_password))
+    report(
+      isSet(cluster.nats_user) ? 'nats_password' : 'nats_user',
+      'nats_user and nats_password go together',
+    );
+}
+
+const clusterSection = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe('Run as one node of several sharing the database (PostgreSQL or MySQL) and NATS.'),
+    node_id: z
+      .string()
+      .refine((value) => NODE_ID.test(value), 'expected 1-64 letters, digits, _ or -')
+      .optional()
+      .describe("This node's id, unique in the cluster; default: the host name (other characters become -).")
+      .meta({ example: 'svcd-1' }),
+    nats_url: z
+      .string()
+      .refine(
+        (value) => /^(nats|tls):\/\/[^\s]+$/.test(value),
+        'expected nats://host:port or tls://host:port',
+      )
+      .default('nats://127.0.0.1:4222')
+      .describe('NATS server (with JetStream) the nodes share.'),
+    nats_user: z.string().default('').describe('NATS user name, with nats_password.'),
+    nats_password: z.string().default('').describe('NATS password for nats_user.'),
+    nats_token: z.string().default('').describe('NATS token (instead of a user and password).'),
+    nats_tls_ca: z
+      .string()
+      .default('')
+      .describe('CA file to verify the NATS server with; empty = system CAs.'),
+    nats_prefix: z
+      .string()
+      .refine((value) => /^[A-Za-z0-9_]{1,32}$/.test(value), 'expected 1-32 letters, digits or _')
+      .default('svc')
+      .describe('Prefix of the NATS subjects and KV bucket; clusters sharing one NATS need different ones.'),
+    advertise_address: z
+      .string()
+      .default('')
+      .describe(
+        "Host name other nodes and operators reach this node's tunnels by (tunnel_url); empty = the API host name asked.",
+      ),
+    heartbeat_interval: durationSchema
+      .refine((ms) => ms >= 100 && ms <= 60_000, 'must be between 100ms and 1m')
+      .prefault('5s')
+      .describe('How often the node renews its presence; a node silent for 3 intervals counts as gone.'),
+  })
+  .superRefine(...sectionRules(clusterRules))
+  .describe('Several svcd nodes as one (PostgreSQL or MySQL + NATS with JetStream).');
+
 const loggingSection = z
   .strictObject({
     log_file: z.string().default('').describe('File to append JSON log lines to; empty = stdout.'),
@@ -664,6 +723,7 @@ export const svcdConfigSchema = z
     pushover: pushoverSection.prefault({}),
     schedules: schedulesSection.prefault({}),
     alerts: alertsSection.prefault({}),
+    cluster: clusterSection.prefault({}),
   })
   .superRefine((config, ctx) => {
     const report = (section: string, key: string, message: string) =>
@@ -672,6 +732,13 @@ export const svcdConfigSchema = z
     if (config.alerts.rules.some((rule) => rule.email))
       for (const key of ['server', 'sender_email'] as const)
         if (!config.smtp[key]) report('smtp', key, 'required when an alert rule sends e-mail');
+    if (config.cluster.enabled && config.database.db_type === 'sqlite')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster', 'enabled'],
+        message:
+          'cluster mode needs a database the nodes share: set [database] db_type = "postgres" or "mysql" (SQLite is one node\'s file)',
+      });
   });
 
 export type SvcdConfig = z.output<typeof svcdConfigSchema>;

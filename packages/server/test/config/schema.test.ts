@@ -77,6 +77,17 @@ describe('good configs', () => {
         queue_size: 1000,
         log_size: 1000,
       },
+      cluster: {
+        enabled: false,
+        nats_url: 'nats://127.0.0.1:4222',
+        nats_user: '',
+        nats_password: '',
+        nats_token: '',
+        nats_tls_ca: '',
+        nats_prefix: 'svc',
+        advertise_address: '',
+        heartbeat_interval: 5_000,
+      },
     });
   });
 

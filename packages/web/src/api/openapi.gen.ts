@@ -5160,6 +5160,18 @@ export interface paths {
                 descriptors_used: number | null;
                 descriptors_limit: number | null;
                 descriptors_agent_high_water: number | null;
+                cluster?: {
+                  /** @description The node that answered. */
+                  node_id: string;
+                  nodes: {
+                    node_id: string;
+                    /** @enum {string} */
+                    state: 'live' | 'late';
+                    advertise_address: string;
+                    started_at: string;
+                    seen_at: string;
+                  }[];
+                };
               };
             };
           };

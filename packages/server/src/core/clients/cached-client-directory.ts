@@ -29,20 +29,20 @@ const isConnected = (record: ClientRecord | undefined): boolean => record?.conne
  * state. Every connected client is held by this node.
  */
 export class CachedClientDirectory implements ClientDirectory {
-  private readonly records = new Map<string, ClientRecord>();
-  private readonly owners = new Map<string, ClientOwner>();
-  private readonly writes = new KeyedQueue();
-  private sortedIds: string[] | undefined;
-  private changes = 0;
-  private connected = 0;
+  protected readonly records = new Map<string, ClientRecord>();
+  protected readonly owners = new Map<string, ClientOwner>();
+  protected readonly writes = new KeyedQueue();
+  protected sortedIds: string[] | undefined;
+  protected changes = 0;
+  protected connected = 0;
   private lastEpoch = 0;
 
   constructor(
-    private readonly repository: ClientRepository,
-    private readonly events: ClientEvents,
-    private readonly nodeId: string,
-    private readonly clock: Clock,
-    private readonly log: ClientsLog,
+    protected readonly repository: ClientRepository,
+    protected readonly events: ClientEvents,
+    protected readonly nodeId: string,
+    protected readonly clock: Clock,
+    protected readonly log: ClientsLog,
   ) {}
 
   /** Start-up: no connection survives a restart of the only node, so every stored client is disconnected. */
@@ -183,7 +183,7 @@ export class CachedClientDirectory implements ClientDirectory {
   }
 
   /** Updates the cached record only. */
-  private remember(record: ClientRecord): void {
+  protected remember(record: ClientRecord): void {
     this.changes += 1;
     const before = this.records.get(record.id);
     if (!before) this.sortedIds = undefined;
@@ -202,7 +202,7 @@ export class CachedClientDirectory implements ClientDirectory {
       );
   }
 
-  private forget(id: string): void {
+  protected forget(id: string): void {
     this.changes += 1;
     const before = this.records.get(id);
     this.records.delete(id);

@@ -1,0 +1,111 @@
+import type { NatsConnection, Subscription } from 'nats';
+import type {
+  ClientEventHandler,
+  ClientEventMap,
+  ClientEventType,
+  ClientEvents,
+  KeyedEventType,
+  Unsubscribe,
+} from '../core/clients/client-events.js';
+import { LocalClientEvents } from '../core/clients/local-client-events.js';
+import type { ClientsLog } from '../core/clients/ports.js';
+import { decodeJson, encodeJson } from './dispatch-wire.js';
+
+type JobEvent =
+  | { origin: string; type: 'jobFinished'; event: ClientEventMap['jobFinished'] }
+  | { origin: string; type: 'jobOutput'; event: ClientEventMap['jobOutput'] };
+
+interface Follow {
+  origin: string;
+  jid: string;
+  delta: 1 | -1;
+}
+
+/**
+ * Client events of a cluster node: in process as on a single node, and job events carried between nodes, since
+ * a job's result arrives on the node holding its client while the run waiting for it, or the /ws/commands socket
+ * showing it, may be on another. `jobFinished` goes to every node; `jobOutput` only while some node follows that
+ * job (a node following one says so to the others, so output nobody watches is still never decoded).
+ */
+export class ClusterClientEvents implements ClientEvents {
+  private readonly local = new LocalClientEvents();
+  /** Job ids other nodes follow the output of, with how many followers. */
+  private readonly remoteFollows = new Map<string, number>();
+  private readonly subscriptions: Subscription[] = [];
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly prefix: string,
+    private readonly nodeId: string,
+    private readonly log: ClientsLog,
+  ) {}
+
+  start(): void {
+    this.listen<JobEvent>(`${this.prefix}.events.jobs`, (message) => {
+      if (message.type === 'jobFinished') this.local.publish('jobFinished', message.event);
+      else this.local.publish('jobOutput', message.event);
+    });
+    this.listen<Follow>(`${this.prefix}.events.follow`, ({ jid, delta }) => {
+      const count = (this.remoteFollows.get(jid) ?? 0) + delta;
+      if (count > 0) this.remoteFollows.set(jid, count);
+      else this.remoteFollows.delete(jid);
+    });
+  }
+
+  close(): void {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+  }
+
+  publish<T extends ClientEventType>(type: T, event: ClientEventMap[T]): void {
+    const wide =
+      type === 'jobFinished' ||
+      (type === 'jobOutput' && this.remoteFollows.has((event as ClientEventMap['jobOutput']).jid));
+    if (wide) this.send(`${this.prefix}.events.jobs`, { origin: this.nodeId, type, event } as JobEvent);
+    this.local.publish(type, event);
+  }
+
+  subscribe<T extends ClientEventType>(type: T, handler: ClientEventHandler<T>): Unsubscribe {
+    return this.local.subscribe(type, handler);
+  }
+
+  subscribeTo<T extends KeyedEventType>(type: T, key: string, handler: ClientEventHandler<T>): Unsubscribe {
+    const unsubscribe = this.local.subscribeTo(type, key, handler);
+    if (type !== 'jobOutput') return unsubscribe;
+    this.send(`${this.prefix}.events.follow`, { origin: this.nodeId, jid: key, delta: 1 });
+    let done = false;
+    return () => {
+      unsubscribe();
+      if (done) return;
+      done = true;
+      this.send(`${this.prefix}.events.follow`, { origin: this.nodeId, jid: key, delta: -1 });
+    };
+  }
+
+  followed(type: KeyedEventType, key: string): boolean {
+    return this.local.followed(type, key) || (type === 'jobOutput' && this.remoteFollows.has(key));
+  }
+
+  private send(subject: string, message: JobEvent | Follow): void {
+    try {
+      this.nc.publish(subject, encodeJson(message));
+    } catch (err) {
+      this.log.warn({ err, subject }, 'publishing a cluster event failed');
+    }
+  }
+
+  /** Messages of other nodes on the subject (this node's own are delivered in process already). */
+  private listen<M extends { origin: string }>(subject: string, handle: (message: M) => void): void {
+    const subscription = this.nc.subscribe(subject);
+    this.subscriptions.push(subscription);
+    void (async () => {
+      for await (const raw of subscription) {
+        try {
+          const message = decodeJson<M>(raw.data);
+          if (message.origin !== this.nodeId) handle(message);
+        } catch (err) {
+          this.log.warn({ err, subject }, 'a cluster event could not be handled');
+        }
+      }
+    })();
+  }
+}

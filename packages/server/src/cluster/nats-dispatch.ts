@@ -1,0 +1,202 @@
+import type { JobRun, JobRunReply } from '@svc/protocol';
+import { ErrorCode, type NatsConnection, type NatsError, type Subscription } from 'nats';
+import type { ClientOwner } from '../core/clients/client-events.js';
+import type { ClientTunnel } from '../core/clients/client-record.js';
+import type { ClientsLog } from '../core/clients/ports.js';
+import type { AgentDispatch, HostedTunnel, TunnelOpening } from '../core/dispatch.js';
+import { DispatchError } from '../core/jobs/ports.js';
+import { tunnelErrors } from '../core/tunnels/tunnel-errors.js';
+import type { LiveConnections } from '../gateway/live-connections.js';
+import {
+  decodeJson,
+  encodeJson,
+  fromWireError,
+  toWireError,
+  type DispatchReply,
+  type DispatchRequest,
+} from './dispatch-wire.js';
+
+export interface NatsDispatchSettings {
+  nodeId: string;
+  /** Subject prefix (`[cluster] nats_prefix`). */
+  prefix: string;
+  /** How long a node may take to answer a command. */
+  timeoutMs: number;
+  /** `[cluster] advertise_address`: the host in tunnel_url of tunnels this node listens for. */
+  advertiseAddress: string;
+}
+
+/** Who holds a client, and which nodes are live. */
+export interface ClusterPresence {
+  owner(clientId: string): Promise<ClientOwner | undefined>;
+  liveNodeIds(): Promise<ReadonlySet<string>>;
+}
+
+const isNatsError = (err: unknown, code: string): boolean => (err as NatsError | undefined)?.code === code;
+
+const notConnected = (): DispatchError => new DispatchError('offline', 'the client is not connected');
+
+/**
+ * AgentDispatch of a cluster node: a client this node holds is reached through the local dispatch; another
+ * node's client by a NATS request to `<prefix>.node.<owner>.dispatch`, which that node runs through its own
+ * local dispatch. "No responders" (the owner is gone) answers at once as not connected.
+ */
+export class NatsDispatch implements AgentDispatch {
+  private subscription: Subscription | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly local: AgentDispatch,
+    private readonly connections: LiveConnections,
+    private readonly presence: ClusterPresence,
+    private readonly settings: NatsDispatchSettings,
+    private readonly log: ClientsLog,
+  ) {}
+
+  /** Answers the commands other nodes send for the clients this node holds. */
+  serve(): void {
+    const subscription = this.nc.subscribe(this.subject(this.settings.nodeId));
+    this.subscription = subscription;
+    void (async () => {
+      for await (const message of subscription) {
+        void this.execute(decodeJson<DispatchRequest>(message.data)).then((reply) => {
+          message.respond(encodeJson(reply));
+        });
+      }
+    })();
+  }
+
+  close(): void {
+    this.subscription?.unsubscribe();
+  }
+
+  async runJob(clientId: string, job: JobRun): Promise<JobRunReply> {
+    if (this.connections.get(clientId)) return this.local.runJob(clientId, job);
+    const owner = await this.remoteOwner(clientId);
+    if (!owner) throw notConnected();
+    return (await this.send(owner, { op: 'runJob', args: [clientId, job] }, notConnected)) as JobRunReply;
+  }
+
+  async openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel> {
+    if (this.connections.get(clientId)) return this.local.openTunnel(clientId, this.advertised(opening));
+    const owner = await this.remoteOwner(clientId);
+    const offline = () => tunnelErrors.notConnected(clientId);
+    if (!owner) throw offline();
+    return (await this.send(owner, { op: 'openTunnel', args: [clientId, opening] }, offline)) as ClientTunnel;
+  }
+
+  async closeTunnel(clientId: string, tunnelId: string, force: boolean): Promise<void> {
+    const owner = this.connections.get(clientId) ? undefined : await this.remoteOwner(clientId);
+    if (!owner) return this.local.closeTunnel(clientId, tunnelId, force);
+    await this.send(owner, { op: 'closeTunnel', args: [clientId, tunnelId, force] }, () =>
+      tunnelErrors.notConnected(clientId),
+    );
+  }
+
+  async hostedTunnels(): Promise<HostedTunnel[]> {
+    const others = await this.fanOut({ op: 'hostedTunnels', args: [] });
+    return [...(await this.local.hostedTunnels()), ...others.flatMap((value) => value as HostedTunnel[])];
+  }
+
+  async disconnect(clientId: string, reason: string): Promise<boolean> {
+    if (this.connections.get(clientId)) return this.local.disconnect(clientId, reason);
+    const owner = await this.remoteOwner(clientId);
+    if (!owner) return false;
+    return (await this.send(owner, { op: 'disconnect', args: [clientId, reason] }, () => false)) as boolean;
+  }
+
+  async disconnectByCredential(clientAuthId: string, reason: string): Promise<number> {
+    const here = await this.local.disconnectByCredential(clientAuthId, reason);
+    const others = await this.fanOut({ op: 'disconnectByCredential', args: [clientAuthId, reason] });
+    return others.reduce<number>((sum, value) => sum + Number(value), here);
+  }
+
+  /** Runs a command another node sent, for a client this node holds. */
+  private async execute(request: DispatchRequest): Promise<DispatchReply> {
+    try {
+      const [a, b, c] = request.args;
+      let value: unknown;
+      switch (request.op) {
+        case 'runJob':
+          value = await this.local.runJob(String(a), b as JobRun);
+          break;
+        case 'openTunnel':
+          value = await this.local.openTunnel(String(a), this.advertised(b as TunnelOpening));
+          break;
+        case 'closeTunnel':
+          value = await this.local.closeTunnel(String(a), String(b), c === true);
+          break;
+        case 'hostedTunnels':
+          value = await this.local.hostedTunnels();
+          break;
+        case 'disconnect':
+          value = await this.local.disconnect(String(a), String(b));
+          break;
+        case 'disconnectByCredential':
+          value = await this.local.disconnectByCredential(String(a), String(b));
+          break;
+      }
+      return { ok: true, value: value ?? null };
+    } catch (err) {
+      return { ok: false, error: toWireError(err) };
+    }
+  }
+
+  /** The tunnel listens on this node: its URL names this node's advertised address when there is one. */
+  private advertised(opening: TunnelOpening): TunnelOpening {
+    return this.settings.advertiseAddress ? { ...opening, apiHost: this.settings.advertiseAddress } : opening;
+  }
+
+  private async remoteOwner(clientId: string): Promise<ClientOwner | undefined> {
+    const owner = await this.presence.owner(clientId);
+    return owner && owner.nodeId !== this.settings.nodeId ? owner : undefined;
+  }
+
+  private subject(nodeId: string): string {
+    return `${this.settings.prefix}.node.${nodeId}.dispatch`;
+  }
+
+  private async send(
+    owner: ClientOwner,
+    request: DispatchRequest,
+    whenGone: () => unknown,
+  ): Promise<unknown> {
+    let reply: DispatchReply;
+    try {
+      const message = await this.nc.request(this.subject(owner.nodeId), encodeJson(request), {
+        timeout: this.settings.timeoutMs,
+      });
+      reply = decodeJson<DispatchReply>(message.data);
+    } catch (err) {
+      if (isNatsError(err, ErrorCode.NoResponders)) {
+        const gone = whenGone();
+        if (gone instanceof Error) throw gone;
+        return gone;
+      }
+      if (isNatsError(err, ErrorCode.Timeout))
+        throw new DispatchError(
+          'failed',
+          `node '${owner.nodeId}' did not answer within ${this.settings.timeoutMs} ms`,
+        );
+      throw new DispatchError('failed', `the cluster bus is unavailable: ${(err as Error).message}`);
+    }
+    if (!reply.ok) throw fromWireError(reply.error, owner.nodeId);
+    return reply.value;
+  }
+
+  /** The command on every other live node; nodes that do not answer are logged and left out. */
+  private async fanOut(request: DispatchRequest): Promise<unknown[]> {
+    const nodes = [...(await this.presence.liveNodeIds())].filter((id) => id !== this.settings.nodeId);
+    const replies = await Promise.allSettled(
+      nodes.map((nodeId) => this.send({ nodeId, epoch: 0 }, request, () => undefined)),
+    );
+    const values: unknown[] = [];
+    replies.forEach((reply, i) => {
+      if (reply.status === 'fulfilled') {
+        if (reply.value !== undefined) values.push(reply.value);
+      } else
+        this.log.warn({ err: reply.reason as unknown, node: nodes[i] }, `node did not answer ${request.op}`);
+    });
+    return values;
+  }
+}

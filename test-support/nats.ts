@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './process.js';
+
+export interface TestNats {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const reachable = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+/**
+ * A nats-server of its own with JetStream (Debian's package: `nats-server`), on a free port with a temporary
+ * store. Throws (never skips) when the binary is missing or the server does not come up.
+ */
+export async function startTestNats(): Promise<TestNats> {
+  const port = await freePort();
+  const store = await mkdtemp(join(tmpdir(), 'svc-nats-'));
+  const child: ChildProcess = spawn(
+    'nats-server',
+    ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (err) =>
+      reject(
+        new Error(
+          `nats-server is required for the cluster tests (apt-get install nats-server): ${err.message}`,
+        ),
+      ),
+    );
+    child.once('exit', (code) => reject(new Error(`nats-server exited with ${code}: ${stderr}`)));
+  });
+  const up = (async () => {
+    for (let i = 0; i < 100; i += 1) {
+      if (await reachable(port)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`nats-server did not listen on ${port}: ${stderr}`);
+  })();
+  await Promise.race([up, failed]);
+  failed.catch(() => undefined);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(store, { recursive: true, force: true });
+    },
+  };
+}
