@@ -26,8 +26,8 @@ type JobParams = { Params: { id: string; jid: string } };
 
 const QUEUE_NOTE =
   'With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client ' +
-  'connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group at timeout_sec ' +
-  '(reported `failed`) instead of reporting `unknown` and leaving it running.';
+  'connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec ' +
+  'passes, reporting `failed`, instead of reporting `unknown` and leaving it running.';
 
 const OPERATIONS = {
   command: {
@@ -63,7 +63,7 @@ const OPERATIONS = {
     tag: 'commands',
     summary: 'Cancel a queued or running job of a client',
     description:
-      'A queued job ends `cancelled` at once (status `cancelled`). A running job is killed by its agent: SIGTERM ' +
+      'A queued job ends `cancelled` immediately (answer status `cancelled`). A running job is killed by its agent: SIGTERM ' +
       'to its whole process group, SIGKILL after 5 s; the job then ends `cancelled` with the output so far ' +
       '(status `cancelling` here; follow it with GET). 409 ERR_JOB_ENDED for a job that has ended, ' +
       'ERR_JOB_NOT_CANCELLABLE when its agent is not connected or too old to cancel.',
