@@ -56,9 +56,14 @@ async function main(): Promise<boolean> {
     progress(`building up: ${s.connected}/${CLIENTS} connected, ${s.handshaking} handshaking`),
   );
   await waitListed(api, CLIENTS);
-  const ids = (
-    await api.getJson<{ id: string }[]>(`/clients?fields[clients]=id&page[limit]=${CLIENTS}`)
-  ).data.map((c) => c.id);
+  const ids: string[] = [];
+  while (ids.length < CLIENTS) {
+    const page = await api.getJson<{ id: string }[]>(
+      `/clients?fields[clients]=id&page[limit]=500&page[offset]=${ids.length}&sort=id`,
+    );
+    if (page.data.length === 0) break;
+    ids.push(...page.data.map((c) => c.id));
+  }
   progress(`all ${CLIENTS} known; every client goes away`);
   await first.stop();
   await waitListed(api, 0);
