@@ -124,8 +124,13 @@ async function main(): Promise<boolean> {
   } finally {
     await probe.stop();
   }
-  const finalStats = storm.stats();
-  allBackAt ??= finalStats.connected === CLIENTS ? finalStats.lastConnectAt : undefined;
+  // Worker stats come every second or so: the jobs may be seen finished before the last connect is reported.
+  for (let waited = 0; allBackAt === undefined && waited < 10_000; waited += 100) {
+    storm.check();
+    const stats = storm.stats();
+    if (stats.reporting === stats.workers && stats.connected === CLIENTS) allBackAt = stats.lastConnectAt;
+    else await sleep(100);
+  }
   const latency = summarize(probe.samples.map((s) => s.ms));
   const failedProbes = probe.samples.filter((s) => s.status !== 200).length;
   const afterLastBack =
