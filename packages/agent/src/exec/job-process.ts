@@ -30,7 +30,7 @@ export interface StartedProcess {
    * Kills the whole process group (SIGTERM, SIGKILL after the grace) and ends the result `cancelled` with the
    * output so far once the process has exited; false when the result has already ended.
    */
-  cancel(): boolean;
+  cancel: () => boolean;
 }
 
 /** After the process exits, how long to wait for its stdout/stderr to close (a background child may hold them). */
