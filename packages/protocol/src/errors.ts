@@ -74,6 +74,10 @@ export const ERROR_CODES = {
   clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
   noTargets: 'ERR_NO_TARGETS',
   nothingToRerun: 'ERR_NOTHING_TO_RERUN',
+  /** Cancel of a job or run that has ended (issue 27). */
+  jobEnded: 'ERR_JOB_ENDED',
+  /** A running job whose agent cannot be asked to stop it (not connected, or too old). */
+  jobNotCancellable: 'ERR_JOB_NOT_CANCELLABLE',
   foreignOrigin: 'ERR_FOREIGN_ORIGIN',
   uriSchemeTooLong: 'ERR_URI_SCHEME_TOO_LONG',
   libraryScriptNotFound: 'ERR_LIBRARY_SCRIPT_NOT_FOUND',

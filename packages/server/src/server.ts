@@ -34,6 +34,7 @@ import { Scheduler } from './core/schedules/scheduler.js';
 import { multiJobScheduleRuns } from './core/schedules/schedule-runs.js';
 import { SchedulesService } from './core/schedules/schedules-service.js';
 import type { StoredFiring } from './core/schedules/ports.js';
+import type { JobQueueTuning } from './core/jobs/job-queue.js';
 import { sweepJobDeadlines } from './core/jobs/job-deadlines.js';
 import { directoryJobClients, directoryTargetClients } from './core/jobs/directory-job-clients.js';
 import { schedulePurge } from './core/clients/purge.js';
@@ -125,6 +126,8 @@ export interface ServerOptions {
   tunnels?: Partial<TunnelTuning>;
   /** How often overdue jobs are looked for (DEADLINE_SWEEP_INTERVAL_MS unless tests shorten it). */
   jobSweepIntervalMs?: number;
+  /** Pacing of queued-job delivery (tests, benchmarks). */
+  jobQueue?: JobQueueTuning;
   /** scrypt cost of a new vault; tests pass cheaper parameters than the production ones. */
   vaultKdf?: KdfParams;
   /** What agent admission knows of descriptors; by default this process's soft limit and /proc/self/fd. */
@@ -238,7 +241,12 @@ export async function startServer(
       options.memoryReclaim,
     );
     opened.memoryReclaim = memoryReclaim;
-    const jobs = new JobsService(jobRepository, directoryJobClients(clients), dispatch, systemClock, events);
+    const jobs = new JobsService(jobRepository, directoryJobClients(clients), dispatch, systemClock, events, {
+      log: logger,
+      ...(options.jobQueue ? { tuning: options.jobQueue } : {}),
+    });
+    // A client that connects gets the jobs queued for it (queue_ttl), paced.
+    const stopQueueDelivery = events.subscribe('attached', ({ clientId }) => jobs.queue.deliver(clientId));
     // Alerts: client_offline from the client events, run_failed when a run ends, schedule_failed from the firings.
     const alerts = buildAlerts(config, {
       events,
@@ -271,6 +279,7 @@ export async function startServer(
       clients: directoryTargetClients(clients),
       groups: clientGroups,
       watch: jobWatch,
+      dispatch,
       clock: systemClock,
       log: logger,
       afterRun: (targets, jid) => {
@@ -286,7 +295,12 @@ export async function startServer(
         { runs: recovered },
         'multi-client runs were cut short by the last stop of svcd; the clients they had not reached got failed jobs',
       );
-    opened.stopDeadlineSweep = sweepJobDeadlines(jobs, logger, options.jobSweepIntervalMs);
+    const stopSweep = sweepJobDeadlines(jobs, logger, options.jobSweepIntervalMs);
+    opened.stopDeadlineSweep = () => {
+      stopSweep();
+      stopQueueDelivery();
+      jobs.queue.close();
+    };
     const library = new LibraryService(new SqlLibraryScriptRepository(database), systemClock);
     const scheduleRepository = new SqlScheduleRepository(database);
     const scheduleRuns = multiJobScheduleRuns(multiJobs, library);

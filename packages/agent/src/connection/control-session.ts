@@ -19,7 +19,11 @@ export interface SessionOptions {
   collectFacts: () => Promise<SystemFacts>;
   allowList: TunnelAllowList;
   /** Runs svcd's jobs; without it, job.run is answered `failed`. `held` lists them for hello. */
-  jobs?: { run(job: JobRun): Promise<JobRunReply>; held(): string[] | undefined };
+  jobs?: {
+    run(job: JobRun): Promise<JobRunReply>;
+    held(): string[] | undefined;
+    cancel(jid: string): boolean;
+  };
   /** Relays svcd's tunnel connections; without one, tunnel.open is refused. */
   forwarder?: TunnelForwarder;
   logger: Pick<Logger, 'debug' | 'info' | 'warn'>;
@@ -77,6 +81,10 @@ export class ControlSession {
       .on('job.run', (job) => {
         if (!options.jobs) throw new ControlError(CONTROL_ERRORS.failed, 'this agent cannot run jobs');
         return options.jobs.run(job);
+      })
+      .on('job.cancel', ({ jid }) => {
+        if (!options.jobs) throw new ControlError(CONTROL_ERRORS.failed, 'this agent cannot run jobs');
+        return { running: options.jobs.cancel(jid) };
       });
   }
 

@@ -31,6 +31,8 @@ interface Attached extends ResultLink {
 export class JobExecutor {
   private readonly store: ResultStore;
   private attached: Attached | undefined;
+  /** How to stop each job whose process runs, by jid. */
+  private readonly running = new Map<string, () => boolean>();
 
   constructor(private readonly options: JobExecutorOptions) {
     this.store = new ResultStore(options.limits ?? DEFAULT_RESULT_LIMITS, (output, reason) =>
@@ -59,19 +61,34 @@ export class JobExecutor {
     const { logger } = this.options;
     if (this.store.has(job.jid)) throw jobErrors.failed(`job ${job.jid} has already been run by this agent`);
     const kind = job.script === undefined ? 'command' : 'script';
-    const { output, pid, startedAt } = await startJob(job, this.options.environment).catch((err: unknown) => {
-      logger.info({ jid: job.jid, kind, reason: (err as Error).message }, `${kind} not started`);
-      throw err;
-    });
+    const { output, pid, startedAt, cancel } = await startJob(job, this.options.environment).catch(
+      (err: unknown) => {
+        logger.info({ jid: job.jid, kind, reason: (err as Error).message }, `${kind} not started`);
+        throw err;
+      },
+    );
     logger.info({ jid: job.jid, kind, pid, is_sudo: job.is_sudo }, `${kind} started`);
     this.store.add(output);
+    this.running.set(job.jid, cancel);
     void output.ended.then(({ status, error }) => {
+      this.running.delete(job.jid);
       logger.info({ jid: job.jid, pid, status, error }, `${kind} ended`);
       this.store.enforceLimits();
       this.options.jobEnded?.();
     });
     this.offer(output);
     return { pid, started_at: startedAt };
+  }
+
+  /**
+   * Answers `job.cancel`: kills the job's process group (its result then ends `cancelled` with the output so
+   * far). false when no process of that job runs here (it ended; its result is on its way or stored).
+   */
+  cancel(jid: string): boolean {
+    const cancel = this.running.get(jid);
+    const cancelling = cancel?.() ?? false;
+    this.options.logger.info({ jid, cancelling }, cancelling ? 'cancelling job' : 'cancel: job not running');
+    return cancelling;
   }
 
   /**

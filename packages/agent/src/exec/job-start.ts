@@ -84,6 +84,7 @@ export async function startJob(job: JobRun, env: JobEnvironment): Promise<Starte
     cwd,
     timeoutMs: job.timeout_sec * 1000,
     sudo: job.is_sudo,
+    killAtTimeout: job.timeout_kill === true,
     env: env.env,
     ...(path === undefined
       ? {}

@@ -41,7 +41,19 @@ export const MAX_SCRIPT_BYTES = 160 * 1024;
 /** Largest command text. */
 export const MAX_COMMAND_BYTES = 64 * 1024;
 
-export const JOB_STATUSES = ['running', 'successful', 'failed', 'unknown'] as const;
+/**
+ * The spec's four statuses plus ours (issue 27): `queued` (waiting for its client to connect, run with
+ * queue_ttl), `expired` (its client did not connect within queue_ttl), `cancelled` (stopped by DELETE).
+ */
+export const JOB_STATUSES = [
+  'running',
+  'successful',
+  'failed',
+  'unknown',
+  'queued',
+  'expired',
+  'cancelled',
+] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** Timestamps on the wire: RFC 3339 with milliseconds and an offset, e.g. 2026-11-25T15:04:05.123Z. */
@@ -60,6 +72,11 @@ export const jobRunSchema = z.object({
   is_sudo: z.boolean(),
   /** After this many seconds the job is reported `unknown` and its process keeps running. */
   timeout_sec: z.int().check(z.gte(1), z.lte(31 * 24 * 3600)),
+  /**
+   * Kill the whole process group at timeout_sec (SIGTERM, SIGKILL after a grace) and report `failed`, instead
+   * of reporting `unknown` and leaving it running. Sent only when true (older agents ignore unknown fields).
+   */
+  timeout_kill: z.optional(z.boolean()),
 });
 export type JobRun = z.infer<typeof jobRunSchema>;
 
@@ -81,8 +98,11 @@ export const MAX_INLINE_RESULT_BYTES = 64 * 1024;
 const inlineOutput = z.base64().check(z.maxLength(Math.ceil(MAX_INLINE_RESULT_BYTES / 3) * 4));
 
 export const jobEndSchema = z.object({
-  /** `successful` (exit 0), `failed` (non-zero exit, killed by a signal), `unknown` (timeout_sec passed). */
-  status: z.enum(['successful', 'failed', 'unknown']),
+  /**
+   * `successful` (exit 0), `failed` (non-zero exit, killed by a signal, or killed at the timeout with
+   * timeout_kill), `unknown` (timeout_sec passed), `cancelled` (killed on svcd's `job.cancel`).
+   */
+  status: z.enum(['successful', 'failed', 'unknown', 'cancelled']),
   /** null when the process was killed by a signal or is still running (`unknown`). */
   exit_code: z.nullable(z.int()),
   finished_at: timestamp,
@@ -102,3 +122,15 @@ export const jobResultSchema = z.object({
   end: jobEndSchema,
 });
 export type JobResult = z.infer<typeof jobResultSchema>;
+
+/**
+ * svcd → agent: stop a running job (DELETE of a job). The agent sends SIGTERM to the job's whole process group,
+ * SIGKILL after JOB_CANCEL_GRACE_MS, and reports the result as `cancelled` with the output so far. `running`
+ * false: the agent has no running process for that job (it ended, its result is on its way). An agent from
+ * before cancel answers `unknown_type`.
+ */
+export const jobCancelSchema = z.object({ jid: z.uuid() });
+export const jobCancelReplySchema = z.object({ running: z.boolean() });
+export type JobCancelReply = z.infer<typeof jobCancelReplySchema>;
+/** Between SIGTERM and SIGKILL of a cancelled (or timeout_kill) job's process group. */
+export const JOB_CANCEL_GRACE_MS = 5_000;

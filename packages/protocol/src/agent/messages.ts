@@ -8,7 +8,13 @@
  * names the client it speaks for.
  */
 import * as z from 'zod/mini';
-import { jobResultSchema, jobRunReplySchema, jobRunSchema } from './jobs.js';
+import {
+  jobCancelReplySchema,
+  jobCancelSchema,
+  jobResultSchema,
+  jobRunReplySchema,
+  jobRunSchema,
+} from './jobs.js';
 
 export const CONTROL_SUBSYSTEM = 'svc-control';
 /** WebSocket subprotocol the agent asks for; the server refuses any other `svc-*` version. */
@@ -118,6 +124,8 @@ export const CONTROL_MESSAGES = {
    * `refused` (a filter), `failed` (the process could not start).
    */
   'job.run': { from: 'server', payload: jobRunSchema, reply: jobRunReplySchema },
+  /** server → agent: kill a running job's process group (see jobCancelSchema in jobs.ts). */
+  'job.cancel': { from: 'server', payload: jobCancelSchema, reply: jobCancelReplySchema },
   /**
    * agent → server: a finished job's whole result (small output only; see jobs.ts). The reply comes once svcd has
    * stored it or decided never to; an error means "offer it again later".

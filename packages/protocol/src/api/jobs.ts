@@ -35,11 +35,48 @@ const spawnText = z
   .max(4096)
   .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
+/** Longest queue_ttl: as long as the longest timeout. */
+export const MAX_QUEUE_TTL_SEC = MAX_JOB_TIMEOUT_SEC;
+const DURATION = /^(\d{1,10})(s|m|h|d)$/;
+const UNIT_SEC = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/**
+ * How long a job waits for a client that is not connected (issue 27): `90s`, `15m`, `2h`, `7d`, or a number of
+ * seconds; becomes seconds.
+ */
+export const queueTtlSchema = z
+  .union([z.int(), z.string()])
+  .transform((value, ctx) => {
+    if (typeof value === 'number') return value;
+    const match = DURATION.exec(value.trim());
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: 'must be a duration like 90s, 15m, 2h or 7d, or seconds' });
+      return z.NEVER;
+    }
+    return Number(match[1]) * UNIT_SEC[match[2] as keyof typeof UNIT_SEC];
+  })
+  .pipe(
+    z
+      .number()
+      .min(1, 'must be at least 1 s')
+      .max(MAX_QUEUE_TTL_SEC, `must be at most ${MAX_QUEUE_TTL_SEC} s (31 days)`),
+  );
+
 const runOptionSchemas = {
   timeout_sec: z.int().min(1).max(MAX_JOB_TIMEOUT_SEC),
   cwd: spawnText,
   is_sudo: z.boolean(),
   interpreter: spawnText,
+};
+
+/**
+ * Ours (issue 27): `queue_ttl` queues the job for a client that is not connected (instead of failing it) until
+ * it connects or the TTL passes (`expired`); `timeout_kill` kills the process group at timeout_sec and reports
+ * `failed` instead of the spec's `unknown` with the process left running.
+ */
+export const deliveryOptions = {
+  queue_ttl: queueTtlSchema.optional(),
+  timeout_kill: z.boolean().optional(),
 };
 
 /** What running something on a client takes besides the command or script. */
@@ -48,6 +85,7 @@ export const runOptions = {
   cwd: runOptionSchemas.cwd.default(''),
   is_sudo: runOptionSchemas.is_sudo.default(false),
   interpreter: runOptionSchemas.interpreter.default(''),
+  ...deliveryOptions,
 };
 
 /**
@@ -60,6 +98,7 @@ export const libraryRunOptions = {
   cwd: runOptionSchemas.cwd.optional(),
   is_sudo: runOptionSchemas.is_sudo.optional(),
   interpreter: runOptionSchemas.interpreter.optional(),
+  ...deliveryOptions,
 };
 
 /** The run options a request by script_id gave; the rest come from the library script. */
@@ -69,6 +108,8 @@ export interface LibraryRunRequest {
   cwd?: string | undefined;
   is_sudo?: boolean | undefined;
   interpreter?: string | undefined;
+  queue_ttl?: number | undefined;
+  timeout_kill?: boolean | undefined;
 }
 
 export const commandBodySchema = z.strictObject({ command: commandTextSchema, ...runOptions });
@@ -103,6 +144,10 @@ export const jobSchema = z.object({
   timeout_sec: z.number().int(),
   /** Present only on a job that belongs to a multi-client job. */
   multi_job_id: z.string().optional(),
+  /** Present only on a job run with timeout_kill. */
+  timeout_kill: z.boolean().optional(),
+  /** Present only on a job run with queue_ttl: until when it waits for its client (RFC 3339). */
+  queue_expires_at: z.string().optional(),
   exit_code: z.number().int().nullable(),
   error: z.string(),
   result: z.object({
@@ -118,3 +163,20 @@ export const JOB_FIELDS = Object.keys(jobSchema.shape) as (keyof Job)[];
 
 export const jobCreatedSchema = z.object({ jid: z.string() });
 export type JobCreated = z.infer<typeof jobCreatedSchema>;
+
+/** DELETE /clients/{id}/commands/{jid}: `cancelled` at once (it was queued), or `cancelling` (the agent kills it). */
+export const jobCancelledSchema = z.object({
+  jid: z.string(),
+  status: z.enum(['cancelled', 'cancelling']),
+});
+export type JobCancelled = z.infer<typeof jobCancelledSchema>;
+
+/** DELETE /commands/{jid}: how many children were cancelled at once, or are being killed by their agents. */
+export const runCancelledSchema = z.object({
+  jid: z.string(),
+  cancelled: z.number().int(),
+  cancelling: z.number().int(),
+  /** Running children that could not be reached (client not connected, or an agent too old to cancel). */
+  not_cancelled: z.number().int(),
+});
+export type RunCancelled = z.infer<typeof runCancelledSchema>;

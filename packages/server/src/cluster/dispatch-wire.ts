@@ -3,7 +3,14 @@ import { DispatchError, type DispatchFailure } from '../core/jobs/ports.js';
 
 /** A command one node sends another over NATS: an AgentDispatch method and its arguments, as JSON. */
 export interface DispatchRequest {
-  op: 'runJob' | 'openTunnel' | 'closeTunnel' | 'hostedTunnels' | 'disconnect' | 'disconnectByCredential';
+  op:
+    | 'runJob'
+    | 'cancelJob'
+    | 'openTunnel'
+    | 'closeTunnel'
+    | 'hostedTunnels'
+    | 'disconnect'
+    | 'disconnectByCredential';
   args: unknown[];
 }
 

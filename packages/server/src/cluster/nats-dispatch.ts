@@ -77,6 +77,13 @@ export class NatsDispatch implements AgentDispatch {
     return (await this.send(owner, { op: 'runJob', args: [clientId, job] }, notConnected)) as JobRunReply;
   }
 
+  async cancelJob(clientId: string, jid: string): Promise<boolean> {
+    if (this.connections.get(clientId)) return this.local.cancelJob(clientId, jid);
+    const owner = await this.remoteOwner(clientId);
+    if (!owner) throw notConnected();
+    return (await this.send(owner, { op: 'cancelJob', args: [clientId, jid] }, notConnected)) as boolean;
+  }
+
   async openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel> {
     if (this.connections.get(clientId)) return this.local.openTunnel(clientId, this.advertised(opening));
     const owner = await this.remoteOwner(clientId);
@@ -119,6 +126,9 @@ export class NatsDispatch implements AgentDispatch {
       switch (request.op) {
         case 'runJob':
           value = await this.local.runJob(String(a), b as JobRun);
+          break;
+        case 'cancelJob':
+          value = await this.local.cancelJob(String(a), String(b));
           break;
         case 'openTunnel':
           value = await this.local.openTunnel(String(a), this.advertised(b as TunnelOpening));

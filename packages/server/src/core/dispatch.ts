@@ -23,6 +23,12 @@ export interface AgentDispatch {
   /** Asks the client's agent to start the job; rejects with DispatchError (core/jobs/ports.ts). */
   runJob(clientId: string, job: JobRun): Promise<JobRunReply>;
   /**
+   * Asks the client's agent to kill a running job's process group (it then reports `cancelled`); resolves false
+   * when the agent has no running process for it. Rejects with DispatchError: `offline`, or `unsupported` for
+   * an agent too old to cancel.
+   */
+  cancelJob(clientId: string, jid: string): Promise<boolean>;
+  /**
    * Opens a tunnel through the client's agent, listening on the node that holds the client, and stores its
    * definition; rejects with the tunnel errors (core/tunnels/tunnel-errors.ts), e.g. not connected.
    */

@@ -45,6 +45,25 @@ export class AgentJobs implements JobAgent {
     }
   }
 
+  async cancel(jid: string): Promise<boolean> {
+    const peer = this.peer();
+    if (!peer) throw new DispatchError('offline', 'the client is not connected');
+    try {
+      return (await peer.request('job.cancel', { jid }, JOB_RUN_TIMEOUT_MS)).running;
+    } catch (err) {
+      if (err instanceof ControlError && err.code === CONTROL_ERRORS.unknownType)
+        throw new DispatchError(
+          'unsupported',
+          "the client's agent is too old to cancel jobs (update svc on the client); the job keeps running",
+        );
+      if (err instanceof ControlError) throw new DispatchError('failed', err.message);
+      const message = (err as Error).message;
+      if (message === 'control channel closed')
+        throw new DispatchError('offline', 'the client disconnected before it answered');
+      throw new DispatchError('failed', message);
+    }
+  }
+
   /** Adds the id of every job sent from now on to `log`, until called with undefined. */
   logSent(log: Set<string> | undefined): void {
     this.sentLog = log;

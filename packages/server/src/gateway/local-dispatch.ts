@@ -18,6 +18,12 @@ export class LocalDispatch implements AgentDispatch {
     return jobs.run(job);
   }
 
+  cancelJob(clientId: string, jid: string): Promise<boolean> {
+    const jobs = this.connections.get(clientId)?.jobs;
+    if (!jobs) return Promise.reject(new DispatchError('offline', 'the client is not connected'));
+    return jobs.cancel(jid);
+  }
+
   openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel> {
     return this.tunnels.open(clientId, opening.request, opening.owner, opening.apiHost);
   }

@@ -1,6 +1,10 @@
-import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
+import type { Job, JobRunReply, JobStatus, ListQuery } from '@svc/protocol';
 import {
   noJobs,
+  RESULT_GRACE_MS,
+  type ClaimedJob,
+  type EndedQueuedJob,
+  type StoredJob,
   resultDueAt,
   type FinishedJob,
   type JobOutcome,
@@ -55,6 +59,8 @@ function toJob(row: Selectable<JobsTable>): Job {
     created_at: toIso(row.created_at) ?? '',
     timeout_sec: Number(row.timeout_sec),
     ...(row.multi_job_id === null ? {} : { multi_job_id: row.multi_job_id }),
+    ...(row.timeout_kill !== null && isSet(row.timeout_kill) ? { timeout_kill: true } : {}),
+    ...(row.queue_expires_at === null ? {} : { queue_expires_at: toIso(row.queue_expires_at) ?? '' }),
     exit_code: row.exit_code === null ? null : Number(row.exit_code),
     error: row.error,
     result: {
@@ -66,7 +72,7 @@ function toJob(row: Selectable<JobsTable>): Job {
   };
 }
 
-function toRow(job: Job): Insertable<JobsTable> {
+function toRow(job: StoredJob): Insertable<JobsTable> {
   return {
     jid: job.jid,
     client_id: job.client_id,
@@ -91,6 +97,9 @@ function toRow(job: Job): Insertable<JobsTable> {
     stdout_truncated: flag(job.result.stdout_truncated),
     stderr_truncated: flag(job.result.stderr_truncated),
     result_due_at: job.status === 'running' ? resultDueAt(job) : null,
+    queue_expires_at: toMillis(job.queue_expires_at ?? null),
+    timeout_kill: job.timeout_kill ? 1 : null,
+    queued_script: job.status === 'queued' ? (job.queuedScript ?? null) : null,
   };
 }
 
@@ -133,12 +142,120 @@ export class SqlJobRepository implements JobRepository {
     this.#finishStarted = finish({ ...result, pid: 0, started_at: 0 });
   }
 
-  insert(job: Job): Promise<void> {
+  insert(job: StoredJob): Promise<void> {
     return this.insertMany([job]);
   }
 
+  queuedFor(clientId: string, now: Date, limit: number): Promise<string[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select('jid')
+        .where('client_id', '=', clientId)
+        .where('status', '=', 'queued')
+        .where('queue_expires_at', '>', now.getTime())
+        .orderBy('created_at')
+        .orderBy('jid')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => row.jid);
+    });
+  }
+
+  /** Reads the job and moves it from queued to running in one transaction; the conditional UPDATE decides. */
+  claimQueued(clientId: string, jid: string, now: Date): Promise<ClaimedJob | undefined> {
+    return this.inTransaction(async (db) => {
+      const row = await db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('jid', '=', jid)
+        .where('client_id', '=', clientId)
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const at = now.getTime();
+      // The deadline counts from the delivery, not from the queueing.
+      const result = await db
+        .updateTable('jobs')
+        .set({
+          status: 'running',
+          queued_script: null,
+          result_due_at: at + Number(row.timeout_sec) * 1000 + RESULT_GRACE_MS,
+        })
+        .where('jid', '=', jid)
+        .where('status', '=', 'queued')
+        .where('queue_expires_at', '>', at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return undefined;
+      const job = toJob(row);
+      return {
+        jid,
+        command: job.is_script ? '' : job.command,
+        ...(job.is_script
+          ? { script: row.queued_script ?? Buffer.from(job.command).toString('base64') }
+          : {}),
+        interpreter: job.interpreter,
+        cwd: job.cwd,
+        is_sudo: job.is_sudo,
+        timeout_sec: job.timeout_sec,
+        ...(job.timeout_kill ? { timeout_kill: true } : {}),
+      };
+    });
+  }
+
+  endQueued(items: readonly EndedQueuedJob[]): Promise<boolean[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    return this.inTransaction(async (db) => {
+      const stored: boolean[] = [];
+      for (const item of items) {
+        const result = await db
+          .updateTable('jobs')
+          .set({
+            status: item.status,
+            error: item.error,
+            finished_at: Date.parse(item.finished_at),
+            queued_script: null,
+          })
+          .where('jid', '=', item.jid)
+          .where('status', '=', 'queued')
+          .executeTakeFirst();
+        stored.push(Number(result.numUpdatedRows) === 1);
+      }
+      return stored;
+    });
+  }
+
+  expiredQueued(now: Date, limit: number): Promise<OverdueJob[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select(['jid', 'client_id'])
+        .where('status', '=', 'queued')
+        .where('queue_expires_at', '<=', now.getTime())
+        .orderBy('queue_expires_at')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => ({ jid: row.jid, clientId: row.client_id }));
+    });
+  }
+
+  childrenIn(multiJobId: string, status: JobStatus, limit: number): Promise<OverdueJob[]> {
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select(['jid', 'client_id'])
+        .where('multi_job_id', '=', multiJobId)
+        .where('status', '=', status)
+        .orderBy('created_at')
+        .orderBy('jid')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => ({ jid: row.jid, clientId: row.client_id }));
+    });
+  }
+
   /** One multi-row INSERT; the caller keeps batches small enough for every engine's parameter limit. */
-  insertMany(jobs: readonly Job[]): Promise<void> {
+  insertMany(jobs: readonly StoredJob[]): Promise<void> {
     if (jobs.length === 0) return Promise.resolve();
     return withStorageErrors(async () => {
       await this.database.db.insertInto('jobs').values(jobs.map(toRow)).execute();

@@ -353,6 +353,23 @@ const MIGRATIONS: readonly SchemaMigration[] = [
         .execute();
     },
   },
+  {
+    name: '016_job_queue',
+    async up(db, engine) {
+      // Jobs queued for clients that are not connected (issue 27): until when each waits, the script it will
+      // send (scripts only; cleared on delivery) and timeout_kill. One column per statement (SQLite).
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await db.schema.alterTable('jobs').addColumn('queue_expires_at', 'bigint').execute();
+      await db.schema.alterTable('jobs').addColumn('timeout_kill', 'integer').execute();
+      await db.schema.alterTable('jobs').addColumn('queued_script', text).execute();
+      // The expiry sweep reads queued jobs by expiry; delivery uses jobs_client_status_idx.
+      await db.schema
+        .createIndex('jobs_status_queue_expires_idx')
+        .on('jobs')
+        .columns(['status', 'queue_expires_at'])
+        .execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

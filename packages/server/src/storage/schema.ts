@@ -101,6 +101,12 @@ export interface JobsTable {
   result_due_at: ColumnType<number | string | null, number | null | undefined, number | null>;
   /** Migration 010: 1 when svcd presumed the `unknown` status (no result came); an agent's result replaces it. */
   status_presumed: ColumnType<number | string | boolean, number | undefined, number>;
+  /** Migration 016: a `queued` job waits for its client until then (run with queue_ttl); NULL otherwise. */
+  queue_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** Migration 016: 1 when the job kills its process group at timeout_sec (timeout_kill). */
+  timeout_kill: ColumnType<number | string | boolean | null, number | null | undefined, number | null>;
+  /** Migration 016: a queued script job's script (base64) until it is delivered; NULL otherwise. */
+  queued_script: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface StorageSchema {

@@ -37,6 +37,7 @@ test('an overdue job is presumed unknown at its deadline, not before; a late res
   // This test never dispatches: the jobs are stored as if an agent had started them.
   const noAgents = {
     runJob: () => Promise.reject(new DispatchError('offline', 'no agents here')),
+    cancelJob: () => Promise.reject(new DispatchError('offline', 'no agents here')),
   };
   const jobs = new JobsService(repository, { describe: () => undefined }, noAgents, clock, events);
   const run = { command: '/usr/bin/sleep 60', interpreter: '', cwd: '', is_sudo: false, timeout_sec: 5 };
@@ -92,6 +93,7 @@ test('a hello that does not list a job its agent started ends it unknown for goo
   const repository = new SqlJobRepository(database);
   const noAgents = {
     runJob: () => Promise.reject(new DispatchError('offline', 'no agents here')),
+    cancelJob: () => Promise.reject(new DispatchError('offline', 'no agents here')),
   };
   const jobs = new JobsService(repository, { describe: () => undefined }, noAgents, clock);
   const run = { command: '/usr/bin/true', interpreter: '', cwd: '', is_sudo: false, timeout_sec: 60 };

@@ -101,6 +101,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '013_client_owner',
           '014_saved_views',
           '015_schedules',
+          '016_job_queue',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -816,6 +817,9 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         successful: 0,
         failed: 0,
         unknown: 0,
+        queued: 0,
+        expired: 0,
+        cancelled: 0,
       });
       const statuses = [
         'running',
@@ -835,12 +839,18 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         successful: 2,
         failed: 1,
         unknown: 1,
+        queued: 0,
+        expired: 0,
+        cancelled: 0,
       });
       expect(await jobs.countByMultiJob(other.jid)).toEqual({
         running: 0,
         successful: 0,
         failed: 1,
         unknown: 0,
+        queued: 0,
+        expired: 0,
+        cancelled: 0,
       });
     });
 

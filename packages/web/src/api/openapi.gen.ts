@@ -34,6 +34,8 @@ export interface paths {
                 is_sudo?: boolean;
                 /** @default  */
                 interpreter?: string;
+                queue_ttl?: number | string;
+                timeout_kill?: boolean;
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -55,6 +57,8 @@ export interface paths {
                 cwd?: string;
                 is_sudo?: boolean;
                 interpreter?: string;
+                queue_ttl?: number | string;
+                timeout_kill?: boolean;
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -2259,7 +2263,7 @@ export interface paths {
           'filter[is_script]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[multi_job_id]'?: string;
-          /** @description Comma-separated fields to return, of: jid, status, started_at, finished_at, client_id, client_name, command, cwd, is_sudo, is_script, interpreter, pid, created_by, created_at, timeout_sec, multi_job_id, exit_code, error, result. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, status, started_at, finished_at, client_id, client_name, command, cwd, is_sudo, is_script, interpreter, pid, created_by, created_at, timeout_sec, multi_job_id, timeout_kill, queue_expires_at, exit_code, error, result. Default: every field. */
           'fields[jobs]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -2284,7 +2288,7 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown';
+                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2299,6 +2303,8 @@ export interface paths {
                 created_at?: string;
                 timeout_sec?: number;
                 multi_job_id?: string;
+                timeout_kill?: boolean;
+                queue_expires_at?: string;
                 exit_code?: number | null;
                 error?: string;
                 result?: {
@@ -2326,7 +2332,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Run a command on a client */
+    /**
+     * Run a command on a client
+     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2348,6 +2357,8 @@ export interface paths {
             is_sudo?: boolean;
             /** @default  */
             interpreter?: string;
+            queue_ttl?: number | string;
+            timeout_kill?: boolean;
           };
         };
       };
@@ -2393,7 +2404,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: jid, status, started_at, finished_at, client_id, client_name, command, cwd, is_sudo, is_script, interpreter, pid, created_by, created_at, timeout_sec, multi_job_id, exit_code, error, result. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, status, started_at, finished_at, client_id, client_name, command, cwd, is_sudo, is_script, interpreter, pid, created_by, created_at, timeout_sec, multi_job_id, timeout_kill, queue_expires_at, exit_code, error, result. Default: every field. */
           'fields[jobs]'?: string;
         };
         header?: never;
@@ -2416,7 +2427,7 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown';
+                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2431,6 +2442,8 @@ export interface paths {
                 created_at?: string;
                 timeout_sec?: number;
                 multi_job_id?: string;
+                timeout_kill?: boolean;
+                queue_expires_at?: string;
                 exit_code?: number | null;
                 error?: string;
                 result?: {
@@ -2456,7 +2469,48 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Cancel a queued or running job of a client
+     * @description A queued job ends `cancelled` immediately (answer status `cancelled`). A running job is killed by its agent: SIGTERM to its whole process group, SIGKILL after 5 s; the job then ends `cancelled` with the output so far (status `cancelling` here; follow it with GET). 409 ERR_JOB_ENDED for a job that has ended, ERR_JOB_NOT_CANCELLABLE when its agent is not connected or too old to cancel.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+          jid: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Cancelled, or being killed by the agent */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                jid: string;
+                /** @enum {string} */
+                status: 'cancelled' | 'cancelling';
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -2473,7 +2527,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on a client
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
      */
     post: {
       parameters: {
@@ -2497,6 +2551,8 @@ export interface paths {
                 is_sudo?: boolean;
                 /** @default  */
                 interpreter?: string;
+                queue_ttl?: number | string;
+                timeout_kill?: boolean;
               }
             | {
                 script_id: string;
@@ -2504,6 +2560,8 @@ export interface paths {
                 cwd?: string;
                 is_sudo?: boolean;
                 interpreter?: string;
+                queue_ttl?: number | string;
+                timeout_kill?: boolean;
               };
         };
       };
@@ -2772,6 +2830,8 @@ export interface paths {
             is_sudo?: boolean;
             /** @default  */
             interpreter?: string;
+            queue_ttl?: number | string;
+            timeout_kill?: boolean;
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -2879,12 +2939,13 @@ export interface paths {
                 abort_on_err?: boolean;
                 schedule_id?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown';
+                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
                 finished_at?: string | null;
                 jobs?: {
                   jid: string;
                   /** @enum {string} */
-                  status: 'running' | 'successful' | 'failed' | 'unknown';
+                  status:
+                    'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
                   started_at: string | null;
                   finished_at: string | null;
                   client_id: string;
@@ -2899,6 +2960,8 @@ export interface paths {
                   created_at: string;
                   timeout_sec: number;
                   multi_job_id?: string;
+                  timeout_kill?: boolean;
+                  queue_expires_at?: string;
                   exit_code: number | null;
                   error: string;
                   result: {
@@ -2915,6 +2978,9 @@ export interface paths {
                   successful: number;
                   failed: number;
                   unknown: number;
+                  queued: number;
+                  expired: number;
+                  cancelled: number;
                 };
               };
             };
@@ -2934,7 +3000,48 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Cancel a multi-client job: every child not finished
+     * @description Stops dispatching (clients not reached yet get a `cancelled` job), cancels queued children at once and asks the agents of running children to kill them (process group; they end `cancelled` with the output so far). The run then ends `cancelled`. 409 ERR_JOB_ENDED when nothing was left to cancel.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          jid: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Cancelled; running children are being killed */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                jid: string;
+                cancelled: number;
+                cancelling: number;
+                not_cancelled: number;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -2959,7 +3066,7 @@ export interface paths {
           'filter[client_id]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[status]'?: string;
-          /** @description Comma-separated fields to return, of: jid, status, started_at, finished_at, client_id, client_name, command, cwd, is_sudo, is_script, interpreter, pid, created_by, created_at, timeout_sec, multi_job_id, exit_code, error, result. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, status, started_at, finished_at, client_id, client_name, command, cwd, is_sudo, is_script, interpreter, pid, created_by, created_at, timeout_sec, multi_job_id, timeout_kill, queue_expires_at, exit_code, error, result. Default: every field. */
           'fields[jobs]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -2984,7 +3091,7 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown';
+                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2999,6 +3106,8 @@ export interface paths {
                 created_at?: string;
                 timeout_sec?: number;
                 multi_job_id?: string;
+                timeout_kill?: boolean;
+                queue_expires_at?: string;
                 exit_code?: number | null;
                 error?: string;
                 result?: {
@@ -4983,13 +5092,18 @@ export interface paths {
                 outcome: 'started' | 'skipped' | 'missed' | 'failed';
                 reason: string;
                 jid: string | null;
-                status: ('running' | 'successful' | 'failed' | 'unknown') | null;
+                status:
+                  | ('running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled')
+                  | null;
                 client_count: number | null;
                 jobs: {
                   running: number;
                   successful: number;
                   failed: number;
                   unknown: number;
+                  queued: number;
+                  expired: number;
+                  cancelled: number;
                 } | null;
               }[];
               meta: {
@@ -5056,6 +5170,8 @@ export interface paths {
                 is_sudo?: boolean;
                 /** @default  */
                 interpreter?: string;
+                queue_ttl?: number | string;
+                timeout_kill?: boolean;
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -5077,6 +5193,8 @@ export interface paths {
                 cwd?: string;
                 is_sudo?: boolean;
                 interpreter?: string;
+                queue_ttl?: number | string;
+                timeout_kill?: boolean;
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {

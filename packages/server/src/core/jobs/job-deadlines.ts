@@ -4,11 +4,11 @@ import type { JobsService } from './jobs-service.js';
 export const DEADLINE_SWEEP_INTERVAL_MS = 10_000;
 
 /**
- * Ends jobs whose result never came (their agent died, or its result was lost): at start, which catches jobs an
- * earlier svcd left running, and then every `intervalMs`. Returns a function that stops it.
+ * Ends jobs whose result never came (their agent died, or its result was lost), and queued jobs whose queue_ttl
+ * passed: at start, which catches jobs an earlier svcd left, and then every `intervalMs`. Returns a function that stops it.
  */
 export function sweepJobDeadlines(
-  jobs: Pick<JobsService, 'expireOverdue'>,
+  jobs: Pick<JobsService, 'expireOverdue' | 'expireQueued'>,
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
   intervalMs = DEADLINE_SWEEP_INTERVAL_MS,
 ): () => void {
@@ -18,9 +18,12 @@ export function sweepJobDeadlines(
     sweeping = true;
     jobs
       .expireOverdue()
-      .then((ended) => {
+      .then(async (ended) => {
         if (ended > 0)
           log.info({ jobs: ended }, 'jobs presumed unknown: no result came before their deadline');
+        const expired = await jobs.expireQueued();
+        if (expired > 0)
+          log.info({ jobs: expired }, 'queued jobs expired: their clients did not connect within queue_ttl');
       })
       .catch((err: unknown) => log.warn({ err }, 'looking for overdue jobs failed; trying again later'))
       .finally(() => (sweeping = false));

@@ -13,6 +13,20 @@ export const jobErrors = {
     ),
   jobNotFound: (clientId: string, jid: string) =>
     new AppError('not_found', ERROR_CODES.jobNotFound, `Job '${jid}' of client '${clientId}' not found`),
+  jobEnded: (jid: string, status: string) =>
+    new AppError(
+      'conflict',
+      ERROR_CODES.jobEnded,
+      `Job '${jid}' cannot be cancelled: it has ${/^[a-z]+$/.test(status) ? `ended (${status})` : status}`,
+      'only queued and running jobs can be cancelled',
+    ),
+  cannotCancel: (jid: string, why: string) =>
+    new AppError(
+      'conflict',
+      ERROR_CODES.jobNotCancellable,
+      `Job '${jid}' could not be cancelled: ${why}`,
+      'a running job is cancelled by its agent, which must be connected and support job.cancel',
+    ),
   emptyScript: () =>
     new AppError(
       'invalid',

@@ -1,6 +1,9 @@
-import type { Job, JobRunReply, ListQuery } from '@svc/protocol';
+import type { Job, JobRunReply, JobStatus, ListQuery } from '@svc/protocol';
 import {
   noJobs,
+  type ClaimedJob,
+  type EndedQueuedJob,
+  type StoredJob,
   type FinishedJob,
   type JobOutcome,
   type JobRepository,
@@ -37,6 +40,12 @@ export class JobTally {
     this.entered[item.outcome.status] += 1;
     this.running.delete(item.jid);
   }
+
+  /** A queued job was delivered (it runs now) or ended without running. */
+  moved(jid: string, status: JobStatus): void {
+    this.entered[status] += 1;
+    if (status === 'running') this.running.add(jid);
+  }
 }
 
 /**
@@ -49,12 +58,12 @@ export class CountingJobRepository implements JobRepository {
     private readonly tally: JobTally,
   ) {}
 
-  async insert(job: Job): Promise<void> {
+  async insert(job: StoredJob): Promise<void> {
     await this.repository.insert(job);
     this.tally.created(job);
   }
 
-  async insertMany(jobs: readonly Job[]): Promise<void> {
+  async insertMany(jobs: readonly StoredJob[]): Promise<void> {
     await this.repository.insertMany(jobs);
     for (const job of jobs) this.tally.created(job);
   }
@@ -127,5 +136,31 @@ export class CountingJobRepository implements JobRepository {
 
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }> {
     return this.repository.list(clientId, query);
+  }
+
+  queuedFor(clientId: string, now: Date, limit: number): Promise<string[]> {
+    return this.repository.queuedFor(clientId, now, limit);
+  }
+
+  async claimQueued(clientId: string, jid: string, now: Date): Promise<ClaimedJob | undefined> {
+    const claimed = await this.repository.claimQueued(clientId, jid, now);
+    if (claimed) this.tally.moved(jid, 'running');
+    return claimed;
+  }
+
+  async endQueued(items: readonly EndedQueuedJob[]): Promise<boolean[]> {
+    const stored = await this.repository.endQueued(items);
+    items.forEach((item, i) => {
+      if (stored[i]) this.tally.moved(item.jid, item.status);
+    });
+    return stored;
+  }
+
+  expiredQueued(now: Date, limit: number): Promise<OverdueJob[]> {
+    return this.repository.expiredQueued(now, limit);
+  }
+
+  childrenIn(multiJobId: string, status: JobStatus, limit: number): Promise<OverdueJob[]> {
+    return this.repository.childrenIn(multiJobId, status, limit);
   }
 }

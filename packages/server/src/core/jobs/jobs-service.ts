@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { CommandBody, Job, JobCreated, JobRun, JobRunReply, ListQuery, ScriptBody } from '@svc/protocol';
+import type {
+  CommandBody,
+  Job,
+  JobCancelled,
+  JobCreated,
+  JobRun,
+  JobRunReply,
+  ListQuery,
+  ScriptBody,
+} from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { GroupCommit } from './group-commit.js';
 import {
@@ -12,6 +21,7 @@ import {
 import { jobErrors } from './job-errors.js';
 import type { AgentDispatch } from '../dispatch.js';
 import type { ClientEvents } from '../clients/client-events.js';
+import { JobQueue, type JobQueueTuning } from './job-queue.js';
 import {
   DispatchError,
   RESULT_GRACE_MS,
@@ -20,6 +30,7 @@ import {
   type JobRepository,
   type JobResultSink,
   type RawJobResult,
+  type StoredJob,
 } from './ports.js';
 
 const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
@@ -27,21 +38,26 @@ const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
   disabled: 'not started: ',
   refused: 'refused by the client: ',
   failed: 'could not start: ',
+  unsupported: 'could not start: ',
 };
 
 /** Runs commands and scripts on one client and keeps their jobs (spec 4.5, 4.6). */
 export class JobsService implements JobResultSink {
   /** Results and starts arriving together (many clients at once) share transactions. */
   private readonly writes: GroupCommit<JobWrite, boolean>;
+  /** Jobs queued for clients that are not connected (queue_ttl): their delivery and expiry. */
+  readonly queue: JobQueue;
 
   constructor(
     private readonly repository: JobRepository,
     private readonly clients: JobClients,
-    private readonly dispatch: Pick<AgentDispatch, 'runJob'>,
+    private readonly dispatch: Pick<AgentDispatch, 'runJob' | 'cancelJob'>,
     private readonly clock: Clock,
     /** Told when a result is stored (`jobFinished`), so runners and live sessions learn that a job ended. */
     private readonly events?: Pick<ClientEvents, 'publish'>,
+    queue: { tuning?: JobQueueTuning; log?: { warn(obj: object, msg: string): void } } = {},
   ) {
+    this.queue = new JobQueue(repository, this, clock, queue.tuning, queue.log);
     this.writes = new GroupCommit(
       (items) => writeJobs(repository, items),
       MAX_WRITES_PER_BATCH,
@@ -51,14 +67,79 @@ export class JobsService implements JobResultSink {
   }
 
   runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {
-    return this.start(clientId, createdBy, { ...options(body), command: body.command }, body.command);
+    return this.start(
+      clientId,
+      createdBy,
+      { ...options(body), command: body.command },
+      body.command,
+      body.queue_ttl,
+    );
   }
 
   /** The job shows the script's text as its command, as OpenRPort does. */
   runScript(clientId: string, body: ScriptBody, createdBy: string): Promise<JobCreated> {
     const text = Buffer.from(body.script, 'base64').toString('utf8');
     if (text.trim() === '') throw jobErrors.emptyScript();
-    return this.start(clientId, createdBy, { ...options(body), command: '', script: body.script }, text);
+    return this.start(
+      clientId,
+      createdBy,
+      { ...options(body), command: '', script: body.script },
+      text,
+      body.queue_ttl,
+    );
+  }
+
+  /**
+   * DELETE of one job: a queued job ends `cancelled` at once; a running one is killed by its agent (process
+   * group, SIGTERM then SIGKILL), which reports `cancelled` with the output so far. 404 unknown, 409 when it
+   * has ended, its client is not connected, or its agent cannot cancel.
+   */
+  async cancel(clientId: string, jid: string): Promise<JobCancelled> {
+    const job = await this.get(clientId, jid);
+    if (job.status === 'queued') {
+      if (await this.endQueued(jid, 'cancelled', CANCELLED_QUEUED)) return { jid, status: 'cancelled' };
+      // Delivered meanwhile: it runs now.
+    } else if (job.status !== 'running') throw jobErrors.jobEnded(jid, job.status);
+    let running: boolean;
+    try {
+      running = await this.dispatch.cancelJob(clientId, jid);
+    } catch (err) {
+      if (err instanceof DispatchError) throw jobErrors.cannotCancel(jid, err.message);
+      throw err;
+    }
+    if (!running) throw jobErrors.jobEnded(jid, 'ended on the client (its result is on its way)');
+    return { jid, status: 'cancelling' };
+  }
+
+  /** Ends a queued job without running it; false when it was not queued any more. */
+  async endQueued(jid: string, status: 'expired' | 'cancelled', error: string): Promise<boolean> {
+    const [ended] = await this.repository.endQueued([
+      { jid, status, error, finished_at: this.clock.now().toISOString() },
+    ]);
+    if (ended) this.events?.publish('jobFinished', { jid, status });
+    return ended === true;
+  }
+
+  /** Ends `expired` every queued job whose queue_ttl has passed, in batches; resolves with how many. */
+  async expireQueued(batch = 256): Promise<number> {
+    let ended = 0;
+    for (;;) {
+      const now = this.clock.now();
+      const due = await this.repository.expiredQueued(now, batch);
+      if (due.length === 0) return ended;
+      const items = due.map(({ jid, clientId }) => ({
+        jid,
+        status: 'expired' as const,
+        error: expiredReason(clientId),
+        finished_at: now.toISOString(),
+      }));
+      const stored = await this.repository.endQueued(items);
+      due.forEach(({ jid }, i) => {
+        if (stored[i]) this.events?.publish('jobFinished', { jid, status: 'expired' });
+      });
+      ended += stored.filter(Boolean).length;
+      if (due.length < batch) return ended;
+    }
   }
 
   async get(clientId: string, jid: string): Promise<Job> {
@@ -144,7 +225,11 @@ export class JobsService implements JobResultSink {
    * not start it the job is stored as `failed` with the reason, which is also returned. `answered` is called as
    * soon as the agent has answered (or cannot), before anything is written.
    */
-  async dispatchStored(job: Job, run: JobRun, answered?: () => void): Promise<DispatchError | undefined> {
+  async dispatchStored(
+    job: Pick<Job, 'client_id' | 'jid'>,
+    run: JobRun,
+    answered?: () => void,
+  ): Promise<DispatchError | undefined> {
     let started: JobRunReply;
     try {
       started = await this.dispatch.runJob(job.client_id, run);
@@ -175,16 +260,20 @@ export class JobsService implements JobResultSink {
     createdBy: string,
     run: Omit<JobRun, 'jid'>,
     shownCommand: string,
+    queueTtlSec: number | undefined,
   ): Promise<JobCreated> {
     const client = this.clients.describe(clientId);
     if (!client) throw jobErrors.clientNotFound(clientId);
-    if (!client.connected) throw jobErrors.clientNotConnected(clientId);
-    const job = newJob(
-      randomUUID(),
-      { clientId, clientName: client.name, createdBy, shownCommand },
-      run,
-      this.clock.now(),
-    );
+    const now = this.clock.now();
+    const origin = { clientId, clientName: client.name, createdBy, shownCommand };
+    if (!client.connected) {
+      if (queueTtlSec === undefined) throw jobErrors.clientNotConnected(clientId);
+      const job = queuedJob(newJob(randomUUID(), origin, run, now), run, queueTtlSec, now);
+      await this.repository.insert(job);
+      this.queue.queued(clientId, job, () => this.clients.describe(clientId)?.connected === true);
+      return { jid: job.jid };
+    }
+    const job = newJob(randomUUID(), origin, run, now);
     await this.repository.insert(job);
     await this.dispatchStored(job, { ...run, jid: job.jid });
     return { jid: job.jid };
@@ -196,7 +285,22 @@ const options = (body: CommandBody | ScriptBody) => ({
   cwd: body.cwd,
   is_sudo: body.is_sudo,
   timeout_sec: body.timeout_sec,
+  ...(body.timeout_kill ? { timeout_kill: true } : {}),
 });
+
+export const CANCELLED_QUEUED = 'cancelled before it was delivered to the client';
+export const expiredReason = (clientId: string) =>
+  `expired: client '${clientId}' did not connect within queue_ttl; the job was never sent`;
+
+/** The job `queued` until its client connects, at most queueTtlSec from now; it keeps its script to send. */
+export function queuedJob(job: Job, run: Omit<JobRun, 'jid'>, queueTtlSec: number, now: Date): StoredJob {
+  return {
+    ...job,
+    status: 'queued',
+    queue_expires_at: new Date(now.getTime() + queueTtlSec * 1000).toISOString(),
+    ...(run.script === undefined ? {} : { queuedScript: run.script }),
+  };
+}
 
 export interface JobOrigin {
   clientId: string;
@@ -245,6 +349,7 @@ export function newJob(jid: string, origin: JobOrigin, run: Omit<JobRun, 'jid'>,
     created_by: origin.createdBy,
     created_at: now.toISOString(),
     timeout_sec: run.timeout_sec,
+    ...(run.timeout_kill ? { timeout_kill: true } : {}),
     exit_code: null,
     error: '',
     result: { stdout: '', stderr: '', stdout_truncated: false, stderr_truncated: false },

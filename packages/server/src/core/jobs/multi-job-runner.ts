@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Job, JobRun, JobStatus, MultiJobSummary } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import type { JobListener, JobWatch, OutputStream } from './job-watch.js';
-import { failedOutcome, newJob, type JobsService } from './jobs-service.js';
+import { failedOutcome, newJob, queuedJob, type JobsService } from './jobs-service.js';
 import type { TargetClient } from './multi-job-ports.js';
 import { MAX_JOBS_PER_INSERT, RESULT_GRACE_MS, type JobRepository } from './ports.js';
 import { Slots } from './slots.js';
@@ -13,6 +13,7 @@ export const CONCURRENT_WINDOW = MAX_JOBS_PER_INSERT;
 export const NOT_CONNECTED = 'client is not connected';
 export const ABORTED = 'not started: an earlier client failed and abort_on_error is set';
 export const SHUT_DOWN = 'not started: svcd was shutting down';
+export const RUN_CANCELLED = 'not started: the run was cancelled';
 
 /** Someone following a run live (a WebSocket session). */
 export interface MultiJobObserver {
@@ -31,6 +32,8 @@ export interface RunnerDeps {
   watch: JobWatch;
   clock: Clock;
   log: { warn(obj: object, msg: string): void };
+  /** A child was queued for its client (queue_ttl). */
+  queued?: (child: Job) => void;
 }
 
 export interface RunPlan {
@@ -38,6 +41,8 @@ export interface RunPlan {
   targets: TargetClient[];
   run: Omit<JobRun, 'jid'>;
   observer?: MultiJobObserver;
+  /** queue_ttl: a client that is not connected gets a `queued` child instead of a failed one. */
+  queueTtlSec?: number;
 }
 
 /**
@@ -51,6 +56,11 @@ export interface RunPlan {
  */
 export class MultiJobRunner {
   private stopping = false;
+  /** Why the clients not reached get their record: svcd stops, or the run was cancelled. */
+  private stopAs: { reason: string; status: 'failed' | 'cancelled' } = {
+    reason: SHUT_DOWN,
+    status: 'failed',
+  };
   private wake: () => void = () => undefined;
   private readonly stopped = new Promise<void>((resolve) => (this.wake = resolve));
   /** Children a live observer is waiting for, by jid. */
@@ -69,6 +79,12 @@ export class MultiJobRunner {
     this.wake();
   }
 
+  /** Stops dispatching because the run was cancelled; the clients not yet started get a cancelled child. */
+  cancel(): void {
+    if (!this.stopping) this.stopAs = { reason: RUN_CANCELLED, status: 'cancelled' };
+    this.stop();
+  }
+
   run(): Promise<void> {
     return this.plan.multiJob.concurrent ? this.runConcurrently() : this.runSequentially();
   }
@@ -83,9 +99,11 @@ export class MultiJobRunner {
     const { targets, multiJob } = this.plan;
     for (let i = 0; i < targets.length; i += 1) {
       const target = targets[i] as TargetClient;
-      if (this.stopping) return this.skip(targets.slice(i), SHUT_DOWN);
+      if (this.stopping) return this.skip(targets.slice(i));
       if (!target.connected) {
-        await this.insertFailed([this.child(target, this.nextCreatedAt())], NOT_CONNECTED);
+        const child = this.child(target, this.nextCreatedAt());
+        if (this.plan.queueTtlSec !== undefined) await this.insertQueued([child]);
+        else await this.insertFailed([child], NOT_CONNECTED);
         continue;
       }
       const status = await this.runOne(target);
@@ -134,15 +152,21 @@ export class MultiJobRunner {
       if (this.stopping) {
         await slots.idle();
         await Promise.all(writing);
-        return this.skip(targets.slice(at), SHUT_DOWN);
+        return this.skip(targets.slice(at));
       }
       const batch = targets.slice(at, at + size);
       const createdAt = this.nextCreatedAt();
       const offline = batch.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
       const online = batch.filter((t) => t.connected).map((t) => this.child(t, createdAt));
       if (this.plan.observer) for (const child of online) this.observe(child);
-      await this.deps.jobs.insertMany([...this.failed(offline, NOT_CONNECTED), ...online]);
-      for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
+      if (this.plan.queueTtlSec === undefined) {
+        await this.deps.jobs.insertMany([...this.failed(offline, NOT_CONNECTED), ...online]);
+        for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
+      } else {
+        const queued = offline.map((child) => this.asQueued(child));
+        await this.deps.jobs.insertMany([...queued, ...online]);
+        this.tellQueued(queued);
+      }
       for (const child of online) {
         await slots.take();
         // The slot frees when the client answers; its start record is written along with others meanwhile.
@@ -158,19 +182,44 @@ export class MultiJobRunner {
     if (failure) throw failure.err;
   }
 
-  /** Records the remaining clients as failed children that never started. */
-  private async skip(targets: TargetClient[], reason: string): Promise<void> {
+  /**
+   * Records the remaining clients as children that never started: failed with `reason`, or, without one, as the
+   * stop says (failed at shutdown, cancelled when the run was cancelled).
+   */
+  private async skip(targets: TargetClient[], reason?: string): Promise<void> {
     for (let at = 0; at < targets.length; at += MAX_JOBS_PER_INSERT) {
       const createdAt = this.nextCreatedAt();
-      await this.insertFailed(
-        targets.slice(at, at + MAX_JOBS_PER_INSERT).map((t) => this.child(t, createdAt)),
-        reason,
-      );
+      const children = targets.slice(at, at + MAX_JOBS_PER_INSERT).map((t) => this.child(t, createdAt));
+      if (reason === undefined && this.stopAs.status === 'cancelled')
+        await this.insertFailed(children, this.stopAs.reason, 'cancelled');
+      else await this.insertFailed(children, reason ?? this.stopAs.reason);
     }
   }
 
-  private async insertFailed(children: Job[], reason: string): Promise<void> {
-    const failed = this.failed(children, reason);
+  private asQueued(child: Job): Job {
+    return queuedJob(child, this.plan.run, this.plan.queueTtlSec ?? 0, this.deps.clock.now());
+  }
+
+  private async insertQueued(children: Job[]): Promise<void> {
+    const queued = children.map((child) => this.asQueued(child));
+    await this.deps.jobs.insertMany(queued);
+    this.tellQueued(queued);
+  }
+
+  /** Queued children run when their clients connect; an observer hears of them when they end. */
+  private tellQueued(queued: Job[]): void {
+    for (const child of queued) {
+      if (this.plan.observer) this.observe(child);
+      this.deps.queued?.(child);
+    }
+  }
+
+  private async insertFailed(
+    children: Job[],
+    reason: string,
+    status: 'failed' | 'cancelled' = 'failed',
+  ): Promise<void> {
+    const failed = this.failed(children, reason).map((child) => ({ ...child, status }));
     await this.deps.jobs.insertMany(failed);
     for (const child of failed) this.plan.observer?.final(child);
   }

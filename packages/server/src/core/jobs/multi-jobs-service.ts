@@ -11,11 +11,13 @@ import {
   type MultiJobSummary,
   type MultiScriptBody,
   type RerunSelection,
+  type RunCancelled,
 } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { jobErrors } from './job-errors.js';
 import type { JobWatch } from './job-watch.js';
-import type { JobsService } from './jobs-service.js';
+import { CANCELLED_QUEUED, type JobsService } from './jobs-service.js';
+import type { AgentDispatch } from '../dispatch.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
@@ -34,6 +36,8 @@ export interface MultiJobsDeps {
   clients: TargetClients;
   groups: ClientGroups;
   watch: JobWatch;
+  /** Reaches the agents of running children when a run is cancelled. */
+  dispatch: Pick<AgentDispatch, 'cancelJob'>;
   clock: Clock;
   log: { warn(obj: object, msg: string): void };
   /** Told when a run has dispatched all its clients (or stopped), with how many it targeted and its jid. */
@@ -68,6 +72,19 @@ const lastFinished = (jobs: readonly Job[]): string | undefined =>
     undefined,
   );
 
+/** Children read per query when a run is cancelled. */
+const CANCEL_PAGE = 256;
+/** Running children of one run a cancel reaches (a run's targets are at most 100,000). */
+const MAX_RUN_CHILDREN = 100_000;
+
+const runEnded = (jid: string) =>
+  new AppError(
+    'conflict',
+    ERROR_CODES.jobEnded,
+    `Multi-client job '${jid}' cannot be cancelled: it has ended (no child is queued or running)`,
+    'only a run with queued or running jobs can be cancelled',
+  );
+
 const multiJobNotFound = (jid: string) =>
   new AppError('not_found', ERROR_CODES.multiJobNotFound, `Multi-client job '${jid}' not found`);
 
@@ -78,6 +95,8 @@ const multiJobNotFound = (jid: string) =>
  */
 export class MultiJobsService {
   private readonly running = new Map<MultiJobRunner, Promise<void>>();
+  /** The runners still dispatching, by run id (a cancel stops them). */
+  private readonly runners = new Map<string, MultiJobRunner>();
   private closed = false;
 
   constructor(private readonly deps: MultiJobsDeps) {}
@@ -197,6 +216,44 @@ export class MultiJobsService {
     return runs.length;
   }
 
+  /**
+   * DELETE of a run: stops dispatching (clients not reached get `cancelled` children), cancels its queued
+   * children and asks the agents of its running children to kill them (they report `cancelled`). 404 unknown;
+   * 409 when nothing of it was left to cancel.
+   */
+  async cancel(jid: string): Promise<RunCancelled> {
+    if (!(await this.deps.multiJobs.get(jid, false))) throw multiJobNotFound(jid);
+    let cancelled = 0;
+    const runner = this.runners.get(jid);
+    if (runner) {
+      const before = await this.deps.jobs.countByMultiJob(jid);
+      runner.cancel();
+      await this.running.get(runner);
+      cancelled += (await this.deps.jobs.countByMultiJob(jid)).cancelled - before.cancelled;
+    }
+    for (;;) {
+      const queued = await this.deps.jobs.childrenIn(jid, 'queued', CANCEL_PAGE);
+      for (const child of queued)
+        if (await this.deps.single.endQueued(child.jid, 'cancelled', CANCELLED_QUEUED)) cancelled += 1;
+      if (queued.length < CANCEL_PAGE) break;
+    }
+    let cancelling = 0;
+    let notCancelled = 0;
+    const running = await this.deps.jobs.childrenIn(jid, 'running', MAX_RUN_CHILDREN);
+    for (let at = 0; at < running.length; at += CANCEL_PAGE) {
+      const outcomes = await Promise.allSettled(
+        running
+          .slice(at, at + CANCEL_PAGE)
+          .map((child) => this.deps.dispatch.cancelJob(child.clientId, child.jid)),
+      );
+      for (const outcome of outcomes)
+        if (outcome.status === 'fulfilled' && outcome.value) cancelling += 1;
+        else if (outcome.status === 'rejected') notCancelled += 1;
+    }
+    if (!runner && cancelled + cancelling + notCancelled === 0) throw runEnded(jid);
+    return { jid, cancelled, cancelling, not_cancelled: notCancelled };
+  }
+
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {
     return this.deps.multiJobs.list(query);
   }
@@ -247,19 +304,32 @@ export class MultiJobsService {
       cwd: body.cwd,
       is_sudo: body.is_sudo,
       timeout_sec: body.timeout_sec,
+      ...(body.timeout_kill ? { timeout_kill: true } : {}),
     };
-    const runner = new MultiJobRunner(this.deps, {
-      multiJob,
-      targets,
-      run,
-      ...(observer ? { observer } : {}),
-    });
+    const queued = (child: Job) =>
+      this.deps.single.queue.queued(
+        child.client_id,
+        child,
+        () => this.deps.clients.get(child.client_id)?.connected === true,
+      );
+    const runner = new MultiJobRunner(
+      { ...this.deps, queued },
+      {
+        multiJob,
+        targets,
+        run,
+        ...(observer ? { observer } : {}),
+        ...(body.queue_ttl === undefined ? {} : { queueTtlSec: body.queue_ttl }),
+      },
+    );
+    this.runners.set(multiJob.jid, runner);
     const done = runner
       .run()
       .then(() => this.deps.multiJobs.markRunEnded(multiJob.jid, this.deps.clock.now()))
       .catch((err: unknown) => this.deps.log.warn({ err, jid: multiJob.jid }, 'multi-client job stopped'))
       .finally(() => {
         this.running.delete(runner);
+        this.runners.delete(multiJob.jid);
         this.deps.afterRun?.(targets.length, multiJob.jid);
       });
     this.running.set(runner, done);

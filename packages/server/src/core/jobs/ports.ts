@@ -3,7 +3,15 @@ import type { Job, JobEnd, JobRun, JobRunReply, JobStatus, ListQuery } from '@sv
 /** Jobs per status; every status is present (0 when none). */
 export type JobStatusCounts = Record<JobStatus, number>;
 
-export const noJobs = (): JobStatusCounts => ({ running: 0, successful: 0, failed: 0, unknown: 0 });
+export const noJobs = (): JobStatusCounts => ({
+  running: 0,
+  successful: 0,
+  failed: 0,
+  unknown: 0,
+  queued: 0,
+  expired: 0,
+  cancelled: 0,
+});
 
 /** What a finished job adds to its stored record. Output is already decoded to text. */
 export interface JobOutcome extends Omit<JobEnd, 'stdout_truncated' | 'stderr_truncated'> {
@@ -44,11 +52,39 @@ export interface StartedJob {
   started: JobRunReply;
 }
 
+/** A queued job svcd is about to send: the job.run it sends. */
+export type ClaimedJob = JobRun;
+
+/** A queued job that ends without running (expired, cancelled) with this status and reason. */
+export interface EndedQueuedJob {
+  jid: string;
+  status: 'expired' | 'cancelled';
+  error: string;
+  finished_at: string;
+}
+
+/** A job as it is stored; a queued script job also keeps its script (base64) until it is delivered. */
+export type StoredJob = Job & { queuedScript?: string };
+
 /** Persistence of jobs; every engine stores the same record. */
 export interface JobRepository {
-  insert(job: Job): Promise<void>;
+  insert(job: StoredJob): Promise<void>;
   /** Stores several jobs at once (one statement); at most MAX_JOBS_PER_INSERT. */
-  insertMany(jobs: readonly Job[]): Promise<void>;
+  insertMany(jobs: readonly StoredJob[]): Promise<void>;
+  /** The ids of that client's `queued` jobs not expired at `now`, oldest first, at most `limit`. */
+  queuedFor(clientId: string, now: Date, limit: number): Promise<string[]>;
+  /**
+   * Takes a `queued` job of that client for delivery when it has not expired at `now`: it becomes `running` with
+   * a result deadline counted from `now`; resolves with the job.run to send, or undefined (not queued any more,
+   * or expired).
+   */
+  claimQueued(clientId: string, jid: string, now: Date): Promise<ClaimedJob | undefined>;
+  /** Ends `queued` jobs without running them; one answer per item (false: it was not queued any more). */
+  endQueued(items: readonly EndedQueuedJob[]): Promise<boolean[]>;
+  /** `queued` jobs whose queue_ttl passed at `now`, at most `limit`, soonest expired first. */
+  expiredQueued(now: Date, limit: number): Promise<OverdueJob[]>;
+  /** The children of a run in one status (jid and client), at most `limit`. */
+  childrenIn(multiJobId: string, status: JobStatus, limit: number): Promise<OverdueJob[]>;
   /** The children of a multi-client job, oldest first. */
   listByMultiJob(multiJobId: string): Promise<Job[]>;
   /** The children of a multi-client job, filtered, sorted and paged by the list grammar; count before paging. */
@@ -88,11 +124,11 @@ export interface JobRepository {
   list(clientId: string, query: ListQuery): Promise<{ data: Job[]; count: number }>;
 }
 
-/** Rows per multi-row INSERT: 22 columns × 256 stays under every engine's bound-parameter limit. */
+/** Rows per multi-row INSERT: 25 columns × 256 stays under every engine's bound-parameter limit. */
 export const MAX_JOBS_PER_INSERT = 256;
 
 /** Why the agent did not start a job. */
-export type DispatchFailure = 'offline' | 'disabled' | 'refused' | 'failed';
+export type DispatchFailure = 'offline' | 'disabled' | 'refused' | 'failed' | 'unsupported';
 
 export class DispatchError extends Error {
   constructor(
@@ -136,4 +172,6 @@ export interface RawJobResult {
 /** Jobs through one live agent connection; rejects with DispatchError. */
 export interface JobAgent {
   run(job: JobRun): Promise<JobRunReply>;
+  /** Asks the agent to kill the job's process group; false when it has no running process for it. */
+  cancel(jid: string): Promise<boolean>;
 }

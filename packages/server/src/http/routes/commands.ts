@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
   commandBodySchema,
+  jobCancelledSchema,
   jobCreatedSchema,
   jobSchema,
   libraryScriptRunBodySchema,
@@ -23,10 +24,16 @@ type Query = Record<string, unknown>;
 type ClientParams = { Params: { id: string } };
 type JobParams = { Params: { id: string; jid: string } };
 
+const QUEUE_NOTE =
+  'With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client ' +
+  'connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec ' +
+  'passes, reporting `failed`, instead of reporting `unknown` and leaving it running.';
+
 const OPERATIONS = {
   command: {
     tag: 'commands',
     summary: 'Run a command on a client',
+    description: QUEUE_NOTE,
     body: commandBodySchema,
     responses: [data(jobCreatedSchema, 200, 'Started; follow it with GET /clients/{id}/commands/{jid}')],
   },
@@ -35,7 +42,8 @@ const OPERATIONS = {
     summary: 'Run a script (base64) or a library script (script_id) on a client',
     description:
       'Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, ' +
-      'cwd and timeout_sec unless the request gives them).',
+      'cwd and timeout_sec unless the request gives them). ' +
+      QUEUE_NOTE,
     body: z.union([scriptBodySchema, libraryScriptRunBodySchema]),
     responses: [data(jobCreatedSchema, 200, 'Started; follow it with GET /clients/{id}/commands/{jid}')],
   },
@@ -51,9 +59,19 @@ const OPERATIONS = {
     list: JOB_ITEM,
     responses: [data(sparse(jobSchema))],
   },
+  cancel: {
+    tag: 'commands',
+    summary: 'Cancel a queued or running job of a client',
+    description:
+      'A queued job ends `cancelled` immediately (answer status `cancelled`). A running job is killed by its agent: SIGTERM ' +
+      'to its whole process group, SIGKILL after 5 s; the job then ends `cancelled` with the output so far ' +
+      '(status `cancelling` here; follow it with GET). 409 ERR_JOB_ENDED for a job that has ended, ' +
+      'ERR_JOB_NOT_CANCELLABLE when its agent is not connected or too old to cancel.',
+    responses: [data(jobCancelledSchema, 202, 'Cancelled, or being killed by the agent')],
+  },
 } satisfies Record<string, ApiOperation>;
 
-/** Spec 4.5 and 4.6 for one client: run a command or a script, read its job, list the client's jobs. */
+/** Spec 4.5 and 4.6 for one client: run a command or a script, read its job, list the client's jobs; cancel one. */
 export function commandRoutes(app: FastifyInstance, jobs: JobsService, library: LibraryService): void {
   app.post<ClientParams>('/clients/:id/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(commandBodySchema, request.body);
@@ -75,4 +93,13 @@ export function commandRoutes(app: FastifyInstance, jobs: JobsService, library: 
     const { fields } = parseListQuery(request.query as Query, JOB_ITEM);
     return { data: pickFields(await jobs.get(request.params.id, request.params.jid), fields) };
   });
+
+  app.delete<JobParams>(
+    '/clients/:id/commands/:jid',
+    documented(OPERATIONS.cancel),
+    async (request, reply) => {
+      const cancelled = await jobs.cancel(request.params.id, request.params.jid);
+      return reply.code(202).send({ data: cancelled });
+    },
+  );
 }

@@ -11,6 +11,7 @@ import {
   parseListQuery,
   pickFields,
   rerunSelectionSchema,
+  runCancelledSchema,
   RUN_CSV_COLUMNS,
 } from '@svc/protocol';
 import { z } from 'zod';
@@ -74,6 +75,15 @@ const OPERATIONS = {
     query: [{ name: 'only', description: 'failed (default) or all', schema: rerunSelectionSchema }],
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
+  cancel: {
+    tag: 'multi-client commands',
+    summary: 'Cancel a multi-client job: every child not finished',
+    description:
+      'Stops dispatching (clients not reached yet get a `cancelled` job), cancels queued children at once and ' +
+      'asks the agents of running children to kill them (process group; they end `cancelled` with the output ' +
+      'so far). The run then ends `cancelled`. 409 ERR_JOB_ENDED when nothing was left to cancel.',
+    responses: [data(runCancelledSchema, 202, 'Cancelled; running children are being killed')],
+  },
   children: {
     tag: 'multi-client commands',
     summary: 'The jobs of one multi-client job, page by page, with the list grammar',
@@ -116,6 +126,12 @@ export function multiCommandRoutes(
       const { job, counts } = await multi.get(request.params.jid, wants('jobs'), withTargets);
       return { data: pickFields(job, fields), meta: { jobs: counts } };
     },
+  );
+
+  app.delete<{ Params: { jid: string } }>(
+    '/commands/:jid',
+    documented(OPERATIONS.cancel),
+    async (request, reply) => reply.code(202).send({ data: await multi.cancel(request.params.jid) }),
   );
 
   app.post<{ Params: { jid: string } }>(
