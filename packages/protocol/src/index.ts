@@ -20,3 +20,4 @@ export * from './api/me.js';
 export * from './api/clients.js';
 export * from './api/saved-views.js';
 export * from './api/schedules.js';
+export * from './api/audit.js';

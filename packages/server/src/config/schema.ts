@@ -641,6 +641,31 @@ const schedulesSection = z
   })
   .describe('Schedules (POST /schedules): cron-timed runs on many clients.');
 
+const auditSection = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Keep the audit log (GET /auditlog): writes, runs, tunnels, logins, vault reads, refusals, agent connects.',
+      ),
+    retention: z
+      .number()
+      .int()
+      .min(0)
+      .default(90)
+      .describe('Days an audit record is kept (purged daily); 0 = keep forever.'),
+    syslog: z
+      .string()
+      .regex(/^((udp|tcp):\/\/.+)?$/, 'must be udp://host:port or tcp://host:port')
+      .default('')
+      .describe(
+        'Also send each record as RFC 5424 syslog to this collector (udp://host:514 or tcp://host:514); empty = off.',
+      ),
+    syslog_app_name: z.string().min(1).max(48).default('svcd').describe('APP-NAME of the syslog messages.'),
+  })
+  .describe('The audit log (GET /auditlog) and its copy to a syslog collector.');
+
 const loggingSection = z
   .strictObject({
     log_file: z.string().default('').describe('File to append JSON log lines to; empty = stdout.'),
@@ -660,6 +685,7 @@ export const svcdConfigSchema = z
     smtp: smtpSection.prefault({}),
     pushover: pushoverSection.prefault({}),
     schedules: schedulesSection.prefault({}),
+    audit: auditSection.prefault({}),
   })
   .superRefine((config, ctx) =>
     deliveryRules(config, (section, key, message) =>
