@@ -19,7 +19,7 @@ declare module 'fastify' {
   }
 }
 
-const ID_IN_ANSWER = /"(?:jid|id|prefix)":"([^"]{1,255})"/;
+const ID_IN_ANSWER = /"(?:jid|id|prefix)":(?:"([^"]{1,255})"|(\d{1,20}))/;
 const CODE_IN_ANSWER = /"code":"([^"]{1,100})"/;
 
 function basicUsername(request: FastifyRequest): string {
@@ -54,7 +54,8 @@ export function auditRequests(app: FastifyInstance, audit: AuditLog, options: Au
       (request.method !== 'GET' || status >= 400)
     ) {
       const match = (status >= 400 ? CODE_IN_ANSWER : ID_IN_ANSWER).exec(payload);
-      if (match?.[1]) request.auditNote = status >= 400 ? { code: match[1] } : { id: match[1] };
+      const found = match?.[1] ?? match?.[2];
+      if (found) request.auditNote = status >= 400 ? { code: found } : { id: found };
     }
     done(null, payload);
   });
@@ -68,7 +69,7 @@ export function auditRequests(app: FastifyInstance, audit: AuditLog, options: Au
     const ok = status < 400;
     const outcome: AuditOutcome = ok ? 'success' : status === 401 || status === 403 ? 'refused' : 'failure';
     const kind =
-      status === 401 && route !== '/login'
+      status === 401 && !request.caller && route !== '/login'
         ? { application: 'auth.user', action: 'failed' }
         : auditKindOf(request.method, route, ok);
     const params = (request.params ?? {}) as Record<string, string>;
