@@ -61,7 +61,9 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit log', (engine) => {
 
     const bob = await repo.list(parseListQuery({ 'filter[username]': 'bob' }, AUDIT_LIST));
     expect(bob.data.map((r) => r.affected_id)).toEqual(['jid-2', 'jid-4']);
-    const web = await repo.list(parseListQuery({ 'filter[client_id]': 'web-1', sort: 'timestamp' }, AUDIT_LIST));
+    const web = await repo.list(
+      parseListQuery({ 'filter[client_id]': 'web-1', sort: 'timestamp' }, AUDIT_LIST),
+    );
     expect(web.data.map((r) => r.affected_id)).toEqual(['jid-5', 'jid-4', 'jid-1']);
     const refused = await repo.list(parseListQuery({ 'filter[outcome]': 'refused' }, AUDIT_LIST));
     expect(refused.data.map((r) => r.client_id)).toEqual(['db-1']);
@@ -74,7 +76,10 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit log', (engine) => {
     expect(ranged.data.map((r) => r.affected_id)).toEqual(['jid-2', 'jid-3', 'jid-4']);
 
     const streamed: string[] = [];
-    for await (const batch of repo.stream(parseListQuery({ 'filter[action]': 'execute.start' }, AUDIT_EXPORT), 2)) {
+    for await (const batch of repo.stream(
+      parseListQuery({ 'filter[action]': 'execute.start' }, AUDIT_EXPORT),
+      2,
+    )) {
       expect(batch.length).toBeLessThanOrEqual(2);
       streamed.push(...batch.map((r) => r.affected_id));
     }
