@@ -69,6 +69,7 @@ describe('good configs', () => {
       smtp: { secure: false },
       pushover: { url: 'https://api.pushover.net/1/messages.json' },
       schedules: { missed_run_window: 3_600_000, catch_up_delay: 20_000 },
+      audit: { enabled: true, retention: 90, syslog: '', syslog_app_name: 'svcd' },
     });
   });
 
