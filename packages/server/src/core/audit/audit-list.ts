@@ -22,4 +22,5 @@ export const AUDIT_LIST: ListSpec = {
 };
 
 /** The CSV export takes the same filters and sort but no paging. */
-export const AUDIT_EXPORT: ListSpec = { ...AUDIT_LIST, pagination: undefined } as ListSpec;
+const { pagination: _paged, ...unpaged } = AUDIT_LIST;
+export const AUDIT_EXPORT: ListSpec = unpaged;
