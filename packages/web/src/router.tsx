@@ -13,6 +13,7 @@ import { libraryRoutes } from './routes/library.js';
 import { vaultRoutes } from './routes/vault.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { runRoutes } from './routes/runs.js';
+import { auditRoutes } from './routes/audit.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -38,6 +39,7 @@ const routeTree = rootRoute.addChildren([
     ...dashboardRoutes,
     ...clientRoutes,
     ...runRoutes,
+    ...auditRoutes,
     ...usersRoutes,
     ...tokensRoutes,
     ...credentialsRoutes,

@@ -14,7 +14,7 @@ const LIST: ApiOperation = {
   description:
     'Every write through the API, run, tunnel, login (success and failure), 2FA event, vault secret read, refusal ' +
     'and agent connect/disconnect, newest first. Filter with filter[username], filter[action], filter[client_id], ' +
-    'filter[timestamp][gt|lt|since|until]…; with `Accept: text/csv` every matching record is exported as CSV ' +
+    'filter[timestamp]=2026-05-01 (a period), since= and until= (RFC 3339 times); with `Accept: text/csv` every matching record is exported as CSV ' +
     '(the same filters and sort, no paging). Records cannot be changed or deleted through the API.',
   list: AUDIT_LIST,
   query: [
