@@ -24,6 +24,13 @@ const COLUMNS: SqlColumnMap = {
   client_hostname: { column: 'client_hostname', notNull: true },
 };
 
+/**
+ * Sorted by time, the (lower(column), timestamp) indexes serve filter and ORDER BY together, so a page reads only its
+ * rows; an `id` tie-breaker in another direction would sort every match. Other sorts break ties by id.
+ */
+const tieBreakerOf = (query: ListQuery): { tieBreaker?: string } =>
+  query.sort.some((s) => s.field === 'timestamp') ? {} : { tieBreaker: 'id' };
+
 /** Rows per INSERT (11 parameters each; well under every engine's limit). */
 const INSERT_ROWS = 500;
 
@@ -85,14 +92,14 @@ export class SqlAuditRepository implements AuditRepository {
   list(query: ListQuery, range: AuditRange = {}): Promise<{ data: AuditRecord[]; count: number }> {
     return withStorageErrors(async () => {
       const base = this.select(range);
-      const { rows, count } = await executeSqlList(base, query, COLUMNS, { tieBreaker: 'id' });
+      const { rows, count } = await executeSqlList(base, query, COLUMNS, tieBreakerOf(query));
       return { data: rows.map(toRecord), count };
     });
   }
 
   async *stream(query: ListQuery, batch: number, range: AuditRange = {}): AsyncGenerator<AuditRecord[]> {
     const base = whereListFilters(this.select(range), query.filters, COLUMNS);
-    const sorted = orderByListSort(base, query.sort, COLUMNS, 'id');
+    const sorted = orderByListSort(base, query.sort, COLUMNS, tieBreakerOf(query).tieBreaker);
     for (let offset = 0; ; offset += batch) {
       const rows = await withStorageErrors(() => paginateList(sorted, { limit: batch, offset }).execute());
       if (rows.length > 0) yield rows.map(toRecord);
