@@ -101,6 +101,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '013_client_owner',
           '014_saved_views',
           '015_schedules',
+          '019_audit_log',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
