@@ -21,3 +21,4 @@ export * from './api/clients.js';
 export * from './api/saved-views.js';
 export * from './api/schedules.js';
 export * from './api/alerts.js';
+export * from './api/audit.js';

@@ -47,6 +47,7 @@ import type { TunnelHost } from './gateway/tunnel-host.js';
 import { singleNodeSeam, type ClientSeam, type ClientSeamDeps } from './client-seam.js';
 import { clusterNodeId, clusterSeam, type ClusterNode } from './cluster/cluster-seam.js';
 import { buildApi } from './http/app.js';
+import { openAudit, type OpenedAudit } from './audit-wiring.js';
 import type { DelegatedAuth } from './http/routes/login.js';
 import { hostOfUrl, publicUrl, splitHostPort } from './infra/address.js';
 import { createBcryptHasher } from './infra/bcrypt-hasher.js';
@@ -106,6 +107,8 @@ export interface RunningServer {
   readonly clientGroups: ClientGroupsService;
   /** Fires the schedules due now (by the schedule clock); tests with `scheduleClock` call it instead of a timer. */
   tickSchedules(): Promise<number>;
+  /** Writes the queued audit records now (tests; they are written within ~50 ms anyway). */
+  flushAudit(): Promise<void>;
   /** Re-reads the user file (SIGUSR1). */
   reloadUsers(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
@@ -155,6 +158,7 @@ type Opened = {
   memoryReclaim?: MemoryReclaim;
   stopDeadlineSweep?: () => void;
   cluster?: ClusterNode;
+  audit?: OpenedAudit;
   database: Database;
 };
 
@@ -213,6 +217,8 @@ export async function startServer(
     opened.tunnels = seam.tunnelHost;
     await clients.load();
     const tunnels = new TunnelsService(clients, dispatch);
+    const audit = openAudit(config.audit, { database, events, clients, nodeId: hostname(), log: logger });
+    opened.audit = audit;
     const clientAuthStore = await openClientAuthStore(config.server, () => Promise.resolve(database));
     if (!clientAuthStore)
       logger.warn('no client credential source: set [server] auth, auth_file or auth_table');
@@ -452,6 +458,7 @@ export async function startServer(
         multiJobs,
         schedules,
         alerts: alerts.service,
+        audit: { ...audit, hostnameOf: (id) => clients.get(id)?.hostname },
         wsTestPage: config.server.enable_ws_test_endpoints || config.api.enable_ws_test_endpoints,
         docs: config.api.docs,
         ui,
@@ -524,6 +531,7 @@ export async function startServer(
       tunnels: seam.tunnelHost,
       clientGroups,
       tickSchedules: () => scheduler.tick(),
+      flushAudit: () => audit.log?.flush() ?? Promise.resolve(),
       reloadUsers: () => users?.reload() ?? Promise.resolve(),
       async close() {
         clearInterval(purge);
@@ -644,6 +652,8 @@ async function closeAll(opened: Opened) {
   await opened.tunnels?.closeAll();
   await opened.cluster?.close();
   await opened.vault?.close();
+  // Last before the database: agent disconnects of the closing link are recorded too.
+  await opened.audit?.close();
   await opened.database.close();
 }
 

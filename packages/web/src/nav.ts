@@ -15,5 +15,6 @@ export const NAV_PAGES = [
   { to: '/users', label: 'Users', admin: true },
   { to: '/tokens', label: 'API tokens' },
   { to: '/credentials', label: 'Client credentials', admin: true },
+  { to: '/audit', label: 'Audit log', admin: true },
   { to: '/account', label: 'My account' },
 ] as const;

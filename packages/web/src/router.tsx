@@ -14,6 +14,7 @@ import { vaultRoutes } from './routes/vault.js';
 import { tunnelRoutes } from './routes/tunnels.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { auditRoutes } from './routes/audit.js';
 
 export type { RouterContext } from './routes/console-route.js';
 
@@ -39,6 +40,7 @@ const routeTree = rootRoute.addChildren([
     ...dashboardRoutes,
     ...clientRoutes,
     ...runRoutes,
+    ...auditRoutes,
     ...usersRoutes,
     ...tokensRoutes,
     ...credentialsRoutes,

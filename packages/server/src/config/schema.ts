@@ -702,6 +702,30 @@ const clusterSection = z
   })
   .superRefine(...sectionRules(clusterRules))
   .describe('Several svcd nodes as one (PostgreSQL or MySQL + NATS with JetStream).');
+const auditSection = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Keep the audit log (GET /auditlog): writes, runs, tunnels, logins, vault reads, refusals, agent connects.',
+      ),
+    retention: z
+      .number()
+      .int()
+      .min(0)
+      .default(90)
+      .describe('Days an audit record is kept (purged daily); 0 = keep forever.'),
+    syslog: z
+      .string()
+      .regex(/^((udp|tcp):\/\/.+)?$/, 'must be udp://host:port or tcp://host:port')
+      .default('')
+      .describe(
+        'Also send each record as RFC 5424 syslog to this collector (udp://host:514 or tcp://host:514); empty = off.',
+      ),
+    syslog_app_name: z.string().min(1).max(48).default('svcd').describe('APP-NAME of the syslog messages.'),
+  })
+  .describe('The audit log (GET /auditlog) and its copy to a syslog collector.');
 
 const loggingSection = z
   .strictObject({
@@ -724,6 +748,7 @@ export const svcdConfigSchema = z
     schedules: schedulesSection.prefault({}),
     alerts: alertsSection.prefault({}),
     cluster: clusterSection.prefault({}),
+    audit: auditSection.prefault({}),
   })
   .superRefine((config, ctx) => {
     const report = (section: string, key: string, message: string) =>

@@ -56,6 +56,10 @@ import { twoFactorRoutes } from './routes/two-factor.js';
 import { userRoutes } from './routes/users.js';
 import { vaultAdminRoutes } from './routes/vault-admin.js';
 import { vaultRoutes } from './routes/vault.js';
+import { auditLogRoutes } from './routes/auditlog.js';
+import { auditRequests } from './audit-hook.js';
+import type { AuditLog } from '../core/audit/audit-log.js';
+import type { AuditService } from '../core/audit/audit-service.js';
 
 export interface ApiDeps {
   auth: Authenticator;
@@ -77,6 +81,12 @@ export interface ApiDeps {
   multiJobs: MultiJobsService;
   schedules: SchedulesService;
   alerts: AlertsService;
+  /** GET /auditlog; `log` (when `[audit] enabled`) records the audited requests. */
+  audit: {
+    service: AuditService;
+    log: AuditLog | undefined;
+    hostnameOf: (clientId: string) => string | undefined;
+  };
   /** `enable_ws_test_endpoints`: serve GET /test/scripts/ui. */
   wsTestPage: boolean;
   /** `[api] docs`: serve the page GET /docs (GET /openapi.json is always served). */
@@ -130,6 +140,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   requireHostHeader(app);
   if (deps.logRequests) registerRequestLogging(app);
   if (deps.observeRequest) observeRequests(app, deps.observeRequest);
+  if (deps.audit.log)
+    auditRequests(app, deps.audit.log, { prefixes: [API_PREFIX, '/api'], hostnameOf: deps.audit.hostnameOf });
   // Only JSON bodies are accepted; other content types get a clear 400 instead of being read as text.
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
@@ -166,6 +178,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       multiCommandRoutes(api, deps.multiJobs, deps.library);
       scheduleRoutes(api, deps.schedules);
       alertRoutes(api, deps.alerts);
+      auditLogRoutes(api, deps.audit.service);
       if (deps.wsTestPage) wsTestPageRoutes(api);
       openApiRoutes(api, operations, { docs: deps.docs });
       done();

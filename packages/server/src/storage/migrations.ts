@@ -370,6 +370,45 @@ const MIGRATIONS: readonly SchemaMigration[] = [
         .execute();
     },
   },
+  {
+    // Append-only: svcd inserts and purges by age, nothing updates a row.
+    name: '019_audit_log',
+    async up(db, engine) {
+      const text = engine === 'mysql' ? sql`mediumtext` : 'text';
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('audit_log')
+          .addColumn(
+            'id',
+            engine === 'postgres' ? 'bigserial' : engine === 'mysql' ? 'bigint' : 'integer',
+            (col) => (engine === 'postgres' ? col.primaryKey() : col.primaryKey().autoIncrement()),
+          )
+          .addColumn('timestamp', 'bigint', (col) => col.notNull())
+          .addColumn('username', 'varchar(150)', (col) => col.notNull())
+          .addColumn('remote_ip', 'varchar(64)', (col) => col.notNull())
+          .addColumn('application', 'varchar(64)', (col) => col.notNull())
+          .addColumn('action', 'varchar(32)', (col) => col.notNull())
+          .addColumn('outcome', 'varchar(16)', (col) => col.notNull())
+          .addColumn('affected_id', 'varchar(255)', (col) => col.notNull())
+          .addColumn('client_id', 'varchar(100)', (col) => col.notNull())
+          .addColumn('client_hostname', 'varchar(255)', (col) => col.notNull())
+          .addColumn('request', text, (col) => col.notNull())
+          .addColumn('response', text, (col) => col.notNull()),
+      ).execute();
+      // The list grammar compares text as lower(column): SQLite and PostgreSQL index that expression;
+      // MariaDB has no expression indexes (its binary collation keeps the plain column index).
+      for (const column of ['username', 'action', 'client_id'] as const) {
+        const index = db.schema.createIndex(`audit_log_${column}_idx`).on('audit_log');
+        await (
+          engine === 'mysql'
+            ? index.columns([column, 'timestamp'])
+            : index.expression(sql`lower(${sql.ref(column)}), ${sql.ref('timestamp')}`)
+        ).execute();
+      }
+      await db.schema.createIndex('audit_log_timestamp_idx').on('audit_log').column('timestamp').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

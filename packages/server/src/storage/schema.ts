@@ -317,3 +317,23 @@ export interface StorageSchema {
   schedules: SchedulesTable;
   schedule_firings: ScheduleFiringsTable;
 }
+
+/** The audit log (migration 019_audit_log): append-only, purged by age. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  timestamp: EpochMillis;
+  username: string;
+  remote_ip: string;
+  application: string;
+  action: string;
+  outcome: string;
+  affected_id: string;
+  client_id: string;
+  client_hostname: string;
+  request: string;
+  response: string;
+}
+
+export interface StorageSchema {
+  audit_log: AuditLogTable;
+}

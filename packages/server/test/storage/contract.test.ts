@@ -102,6 +102,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '014_saved_views',
           '015_schedules',
           '016_job_queue',
+          '019_audit_log',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {

@@ -266,6 +266,110 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/auditlog': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The audit log (Administrators only)
+     * @description Every write through the API, run, tunnel, login (success and failure), 2FA event, vault secret read, refusal and agent connect/disconnect, newest first. Filter with filter[username], filter[action], filter[client_id], filter[timestamp]=2026-05-01 (a period), since= and until= (RFC 3339 times); with `Accept: text/csv` every matching record is exported as CSV (the same filters and sort, no paging). Records cannot be changed or deleted through the API.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: timestamp, username, remote_ip, application, action, outcome, client_id. Default: -timestamp. */
+          sort?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[timestamp]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[username]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[remote_ip]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[application]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[action]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[outcome]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[affected_id]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[client_id]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[client_hostname]'?: string;
+          /** @description Comma-separated fields to return, of: timestamp, username, remote_ip, application, action, outcome, affected_id, client_id, client_hostname, request, response. Default: every field. */
+          'fields[auditlog]'?: string;
+          /** @description Items per page (default 10). */
+          'page[limit]'?: number;
+          /** @description Items to skip. */
+          'page[offset]'?: number;
+          /** @description Only records at or after this RFC 3339 time */
+          since?: string;
+          /** @description Only records before this RFC 3339 time */
+          until?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK; meta.count is the number of matches before paging; or: The records as CSV */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description RFC 3339 time of the event */
+                timestamp?: string;
+                /** @description Who did it; empty when unknown (a refused login names the attempted user) */
+                username?: string;
+                remote_ip?: string;
+                /** @description e.g. auth.user, client.command, client.tunnel, vault, client */
+                application?: string;
+                /** @description e.g. create, update, delete, execute.start, read, success, failed, connect */
+                action?: string;
+                /** @enum {string} */
+                outcome?: 'success' | 'failure' | 'refused';
+                affected_id?: string;
+                client_id?: string;
+                client_hostname?: string;
+                /** @description JSON: method, route, params, query and allowed body fields */
+                request?: string;
+                /** @description JSON: status and error code when refused or failed */
+                response?: string;
+              }[];
+              meta: {
+                count: number;
+              };
+            };
+            'text/csv': string;
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/client-groups': {
     parameters: {
       query?: never;
