@@ -74,6 +74,13 @@ async function stopAgent(id: string): Promise<void> {
   });
 }
 
+async function connected(id: string): Promise<void> {
+  await until(`${id} to be connected`, async () => {
+    const res = await api.get(`/clients/${id}`, { auth: ADMIN });
+    return res.json.data?.connection_state === 'connected' ? true : undefined;
+  });
+}
+
 /** Polls (bounded) until `check` returns a value: the REST API offers no event for a job's end. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, withinMs = 30_000): Promise<T> {
   const deadline = Date.now() + withinMs;
@@ -206,6 +213,8 @@ test('queued jobs (one client and a run) survive an svcd restart and run when th
   });
   expect(finished.status).toBe('successful');
   expect(finished.jobs.map((j) => j.result.stdout).sort()).toEqual(['multi\n', 'multi\n']);
+  // The agents that kept running reconnect to the new svcd on their own (backoff); the next tests need them.
+  for (const id of ['worker', 'seq-1', 'seq-2']) await connected(id);
 }, 120_000);
 
 test('cancel of a running job kills its whole process tree and keeps the output so far', async () => {
