@@ -13,8 +13,9 @@ import { verifyAlert } from '../packages/server/src/core/alerts/signature.js';
 import { startSvcdProcess, svcdFingerprint, writeSvcdConfig } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import { startSmtpReceiver } from '../test-support/code-receivers.js';
-import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { freePort, type RunningProcess } from '../test-support/process.js';
 import { startWebhookReceiver, type ReceivedWebhook } from '../test-support/webhook-receiver.js';
+import { SHELL_FRIENDLY_FILTERS, startE2eAgent } from '../test-support/e2e-agent.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const OPERATOR = { basic: ['operator', 'operator-secret-1'] as [string, string] };
@@ -31,25 +32,14 @@ let smtp: Awaited<ReturnType<typeof startSmtpReceiver>>;
 const agents = new Map<string, RunningProcess>();
 
 async function startAgent(id: string): Promise<RunningProcess> {
-  const conf = join(dir, `${id}.conf`);
-  await writeFile(
-    conf,
-    [
-      '[client]',
-      `server = "${clientUrl}"`,
-      'auth = "agent:agent-password-1"',
-      `id = "${id}"`,
-      `fingerprint = "${fingerprint}"`,
-      `data_dir = "${id}-data"`,
-      '[remote-commands]',
-      'order = ["deny", "allow"]',
-      "deny = ['forbidden']",
-      "allow = ['^$']",
-    ].join('\n'),
-  );
-  const agent = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
+  const agent = await startE2eAgent({
+    dir,
+    server: clientUrl,
+    fingerprint,
+    id,
+    lines: SHELL_FRIENDLY_FILTERS,
+  });
   agents.set(id, agent);
-  await agent.waitForLog('connected to svcd');
   return agent;
 }
 

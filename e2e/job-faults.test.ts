@@ -14,7 +14,8 @@ import {
   writeSvcdConfig,
 } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { SVCD_BIN, SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { SVCD_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { QUICK_RECONNECT, SHELL_FRIENDLY_FILTERS, startE2eAgent } from '../test-support/e2e-agent.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 
@@ -44,28 +45,14 @@ const agents = new Map<string, RunningProcess>();
 
 /** An agent that runs shell loops (deny-first filters), with its own data folder. */
 async function startAgent(id: string): Promise<RunningProcess> {
-  const conf = join(dir, `${id}.conf`);
-  await writeFile(
-    conf,
-    [
-      '[client]',
-      `server = "${clientUrl}"`,
-      'auth = "agent:agent-password-1"',
-      `id = "${id}"`,
-      `fingerprint = "${fingerprint}"`,
-      `data_dir = "${id}-data"`,
-      '[remote-commands]',
-      'order = ["deny", "allow"]',
-      "deny = ['forbidden']",
-      "allow = ['^$']",
-      // Back soon after svcd restarts (the default backoff grows to minutes).
-      '[connection]',
-      'max_retry_interval = "2s"',
-    ].join('\n'),
-  );
-  const agent = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
+  const agent = await startE2eAgent({
+    dir,
+    server: clientUrl,
+    fingerprint,
+    id,
+    lines: [...SHELL_FRIENDLY_FILTERS, ...QUICK_RECONNECT],
+  });
   agents.set(id, agent);
-  await agent.waitForLog('connected to svcd');
   return agent;
 }
 

@@ -3,7 +3,7 @@
  * starts, expire when it does not, and survive an svcd restart; cancel kills a job's whole process tree (proved
  * from /proc), cancels queued jobs and whole runs; timeout_kill kills at the timeout.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -14,7 +14,8 @@ import {
   writeSvcdConfig,
 } from '../test-support/e2e-setup.js';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../test-support/process.js';
+import { freePort, type RunningProcess } from '../test-support/process.js';
+import { QUICK_RECONNECT, SHELL_FRIENDLY_FILTERS, startE2eAgent } from '../test-support/e2e-agent.js';
 
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 
@@ -41,27 +42,14 @@ let fingerprint: string;
 const agents = new Map<string, RunningProcess>();
 
 async function startAgent(id: string): Promise<RunningProcess> {
-  const conf = join(dir, `${id}.conf`);
-  await writeFile(
-    conf,
-    [
-      '[client]',
-      `server = "${clientUrl}"`,
-      'auth = "agent:agent-password-1"',
-      `id = "${id}"`,
-      `fingerprint = "${fingerprint}"`,
-      `data_dir = "${id}-data"`,
-      '[remote-commands]',
-      'order = ["deny", "allow"]',
-      "deny = ['forbidden']",
-      "allow = ['^$']",
-      '[connection]',
-      'max_retry_interval = "2s"',
-    ].join('\n'),
-  );
-  const agent = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
+  const agent = await startE2eAgent({
+    dir,
+    server: clientUrl,
+    fingerprint,
+    id,
+    lines: [...SHELL_FRIENDLY_FILTERS, ...QUICK_RECONNECT],
+  });
   agents.set(id, agent);
-  await agent.waitForLog('connected to svcd');
   return agent;
 }
 

@@ -14,8 +14,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { ApiClient } from './api-client.js';
 import { keepScreenshot, launchChromium } from './browser.js';
-import { E2E_ADMIN, startE2eSvcd } from './e2e-setup.js';
-import { SVC_BIN, freePort, startProcess, type RunningProcess } from './process.js';
+import { startE2eAgent } from './e2e-agent.js';
+import { E2E_ADMIN, startE2eSvcdOnFreePorts } from './e2e-setup.js';
+import type { RunningProcess } from './process.js';
 
 export interface ConsoleAgent {
   id: string;
@@ -79,24 +80,15 @@ export function useConsoleHarness(options: ConsoleHarnessOptions): ConsoleHarnes
   state.adminAuth = { basic: [E2E_ADMIN.username, E2E_ADMIN.password] };
 
   state.startAgent = async (agent) => {
-    const conf = join(state.dir, `${agent.id}.conf`);
-    await writeFile(
-      conf,
-      [
-        '[client]',
-        `server = "http://127.0.0.1:${clientPort}"`,
-        `auth = "${AGENT_AUTH}"`,
-        `id = "${agent.id}"`,
-        `name = "${agent.name}"`,
-        `tags = ${JSON.stringify(agent.tags ?? [])}`,
-        `fingerprint = "${fingerprint}"`,
-        `data_dir = "${agent.id}-data"`,
-        ...(agent.extra ?? []),
-      ].join('\n'),
-    );
-    const proc = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
+    const proc = await startE2eAgent({
+      dir: state.dir,
+      server: `http://127.0.0.1:${clientPort}`,
+      fingerprint,
+      id: agent.id,
+      auth: AGENT_AUTH,
+      lines: [`name = "${agent.name}"`, `tags = ${JSON.stringify(agent.tags ?? [])}`, ...(agent.extra ?? [])],
+    });
     processes.push(proc);
-    await proc.waitForLog('connected to svcd');
     return proc;
   };
 
@@ -111,24 +103,21 @@ export function useConsoleHarness(options: ConsoleHarnessOptions): ConsoleHarnes
 
   beforeAll(async () => {
     state.dir = await mkdtemp(join(tmpdir(), `svc-console-${options.suite}-`));
-    const [apiPort, port] = [await freePort(), await freePort()];
-    clientPort = port;
     const [agentId, agentPassword] = AGENT_AUTH.split(':') as [string, string];
     if (options.agentAuth === 'file')
       await writeFile(join(state.dir, 'clients-auth.json'), JSON.stringify({ [agentId]: agentPassword }));
     const agentAuth =
       options.agentAuth === 'file' ? 'auth_file = "clients-auth.json"' : `auth = "${AGENT_AUTH}"`;
-    const started = await startE2eSvcd(state.dir, {
-      apiPort,
-      clientPort,
+    const started = await startE2eSvcdOnFreePorts(state.dir, {
       keySeed: `console-${options.suite}-seed`,
       server: [agentAuth, ...(options.server ?? [])],
       api: ['user_login_wait = 0', ...(options.api ?? [])],
     });
+    clientPort = started.clientPort;
     state.svcd = started.svcd;
     state.api = started.api;
     fingerprint = started.fingerprint;
-    state.origin = `http://127.0.0.1:${apiPort}`;
+    state.origin = `http://127.0.0.1:${started.apiPort}`;
     const [, browser] = await Promise.all([
       Promise.all((options.agents ?? []).map((agent) => state.startAgent(agent))),
       launchChromium(),

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
 import { createApiClient, type ApiClient } from './api-client.js';
-import { SVCD_BIN, startProcess, type ProcessOptions, type RunningProcess } from './process.js';
+import { SVCD_BIN, freePort, startProcess, type ProcessOptions, type RunningProcess } from './process.js';
 
 export const E2E_ADMIN = { username: 'admin', password: 'admin-secret-1' };
 
@@ -85,4 +85,30 @@ export async function startE2eSvcd(
   // From the log rather than GET /status, which a second factor closes to Basic credentials.
   const fingerprint = String((await svcd.waitForLog('client listener started')).fingerprint);
   return { svcd, api, fingerprint, configPath };
+}
+
+/** A port another process took between freePort() and svcd's bind (tests run side by side). */
+const PORT_TAKEN = /address is already in use/;
+
+/**
+ * startE2eSvcd on two fresh ports. Another test may take a free port before svcd binds it; then svcd refuses to
+ * start naming the port, and this tries again with new ports (three times in all).
+ */
+export async function startE2eSvcdOnFreePorts(
+  dir: string,
+  config: Omit<E2eSvcdConfig, 'apiPort' | 'clientPort'>,
+  options?: ProcessOptions,
+): Promise<Awaited<ReturnType<typeof startE2eSvcd>> & { apiPort: number; clientPort: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const [apiPort, clientPort] = [await freePort(), await freePort()];
+    try {
+      return {
+        ...(await startE2eSvcd(dir, { ...config, apiPort, clientPort }, options)),
+        apiPort,
+        clientPort,
+      };
+    } catch (err) {
+      if (attempt >= 3 || !PORT_TAKEN.test(String(err))) throw err;
+    }
+  }
 }

@@ -1,15 +1,4 @@
-import {
-  Badge,
-  Button,
-  Group,
-  Loader,
-  Pagination,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Badge, Button, Group, Loader, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -23,6 +12,7 @@ import {
 } from '../api/audit.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { ListPager } from '../components/list-pager.js';
 import { saveText } from '../lib/download.js';
 
 const route = getRouteApi('/console/audit');
@@ -152,15 +142,12 @@ export function AuditPage() {
           </Table>
         </Table.ScrollContainer>
       )}
-      {count > AUDIT_PAGE_SIZE && (
-        <Pagination
-          total={Math.ceil(count / AUDIT_PAGE_SIZE)}
-          value={page}
-          onChange={(next) => void navigate({ search: { ...filters, ...(next > 1 ? { page: next } : {}) } })}
-          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-          getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
-        />
-      )}
+      <ListPager
+        count={count}
+        pageSize={AUDIT_PAGE_SIZE}
+        page={page}
+        onPage={(next) => void navigate({ search: { ...filters, ...(next > 1 ? { page: next } : {}) } })}
+      />
     </Stack>
   );
 }

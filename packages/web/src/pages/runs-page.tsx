@@ -1,4 +1,4 @@
-import { Badge, Group, Loader, Pagination, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Group, Loader, Stack, Table, Text, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { RUNS_PAGE_SIZE, runListQuery, runQuery, type RunSummary } from '../api/runs.js';
@@ -6,6 +6,7 @@ import { ErrorAlert } from '../components/error-alert.js';
 import { JobStateBadge } from '../components/job-state.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { ListPager } from '../components/list-pager.js';
 import { describeTargets, describeWork } from '../lib/run-summary.js';
 
 const route = getRouteApi('/console/runs');
@@ -97,15 +98,12 @@ export function RunsPage() {
           </Table>
         </Table.ScrollContainer>
       )}
-      {count > RUNS_PAGE_SIZE && (
-        <Pagination
-          total={Math.ceil(count / RUNS_PAGE_SIZE)}
-          value={page}
-          onChange={(next) => void navigate({ search: next > 1 ? { page: next } : {} })}
-          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-          getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
-        />
-      )}
+      <ListPager
+        count={count}
+        pageSize={RUNS_PAGE_SIZE}
+        page={page}
+        onPage={(next) => void navigate({ search: next > 1 ? { page: next } : {} })}
+      />
     </Stack>
   );
 }

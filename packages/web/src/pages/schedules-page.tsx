@@ -1,4 +1,4 @@
-import { Badge, Group, Loader, Pagination, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Group, Loader, Stack, Table, Text, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { SCHEDULES_PAGE_SIZE, scheduleListQuery, type Schedule } from '../api/schedules.js';
@@ -6,6 +6,7 @@ import { ErrorAlert } from '../components/error-alert.js';
 import { FiringOutcomeBadge } from '../components/firing-outcome.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { ListPager } from '../components/list-pager.js';
 import { formatExact } from '../lib/format.js';
 
 const route = getRouteApi('/console/schedules');
@@ -111,15 +112,12 @@ export function SchedulesPage() {
           </Table>
         </Table.ScrollContainer>
       )}
-      {count > SCHEDULES_PAGE_SIZE && (
-        <Pagination
-          total={Math.ceil(count / SCHEDULES_PAGE_SIZE)}
-          value={page}
-          onChange={(next) => void navigate({ search: next > 1 ? { page: next } : {} })}
-          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-          getItemProps={(n) => ({ 'aria-label': `Page ${n}` })}
-        />
-      )}
+      <ListPager
+        count={count}
+        pageSize={SCHEDULES_PAGE_SIZE}
+        page={page}
+        onPage={(next) => void navigate({ search: next > 1 ? { page: next } : {} })}
+      />
     </Stack>
   );
 }
