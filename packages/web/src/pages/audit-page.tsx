@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Loader, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Button, Group, Stack, Table, Text, TextInput } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
@@ -13,6 +13,7 @@ import {
 import { ErrorAlert } from '../components/error-alert.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { ListPager } from '../components/list-pager.js';
+import { ListHeading } from '../components/list-heading.js';
 import { saveText } from '../lib/download.js';
 
 const route = getRouteApi('/console/audit');
@@ -82,20 +83,16 @@ export function AuditPage() {
   };
   return (
     <Stack>
-      <Group justify="space-between" align="center">
-        <Title order={1} size="h2">
-          Audit log
-        </Title>
-        <Group gap="xs">
-          {list.isFetching && <Loader size="xs" role="status" aria-label="Loading" />}
-          <Badge variant="light" size="lg" data-testid="audit-count">
-            {count} {count === 1 ? 'record' : 'records'}
-          </Badge>
-          <Button variant="light" onClick={() => csv.mutate()} loading={csv.isPending}>
-            Export CSV
-          </Button>
-        </Group>
-      </Group>
+      <ListHeading
+        title="Audit log"
+        fetching={list.isFetching}
+        count={`${count} ${count === 1 ? 'record' : 'records'}`}
+        countTestId="audit-count"
+      >
+        <Button variant="light" onClick={() => csv.mutate()} loading={csv.isPending}>
+          Export CSV
+        </Button>
+      </ListHeading>
       <form onSubmit={apply}>
         <Group align="end" gap="xs" wrap="wrap">
           {AUDIT_FILTER_KEYS.map((key) => (

@@ -1,4 +1,4 @@
-import { Badge, Group, Loader, Stack, Table, Text, Title } from '@mantine/core';
+import { Group, Loader, Stack, Table, Text } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { RUNS_PAGE_SIZE, runListQuery, runQuery, type RunSummary } from '../api/runs.js';
@@ -7,6 +7,7 @@ import { JobStateBadge } from '../components/job-state.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { ListPager } from '../components/list-pager.js';
+import { ListHeading } from '../components/list-heading.js';
 import { describeTargets, describeWork } from '../lib/run-summary.js';
 
 const route = getRouteApi('/console/runs');
@@ -56,18 +57,14 @@ export function RunsPage() {
   const count = list.data?.meta.count ?? 0;
   return (
     <Stack>
-      <Group justify="space-between" align="center">
-        <Title order={1} size="h2">
-          Runs
-        </Title>
-        <Group gap="xs">
-          {list.isFetching && <Loader size="xs" role="status" aria-label="Loading" />}
-          <Badge variant="light" size="lg" data-testid="runs-count">
-            {count} {count === 1 ? 'run' : 'runs'}
-          </Badge>
-          <ButtonLink to="/runs/new">New run</ButtonLink>
-        </Group>
-      </Group>
+      <ListHeading
+        title="Runs"
+        fetching={list.isFetching}
+        count={`${count} ${count === 1 ? 'run' : 'runs'}`}
+        countTestId="runs-count"
+      >
+        <ButtonLink to="/runs/new">New run</ButtonLink>
+      </ListHeading>
       {list.error && <ErrorAlert error={list.error} />}
       {list.isSuccess && count === 0 && (
         <Stack align="center" p="xl" gap="xs" data-testid="runs-empty">

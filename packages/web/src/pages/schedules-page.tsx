@@ -1,4 +1,4 @@
-import { Badge, Group, Loader, Stack, Table, Text, Title } from '@mantine/core';
+import { Group, Stack, Table, Text } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { SCHEDULES_PAGE_SIZE, scheduleListQuery, type Schedule } from '../api/schedules.js';
@@ -7,6 +7,7 @@ import { FiringOutcomeBadge } from '../components/firing-outcome.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { ListPager } from '../components/list-pager.js';
+import { ListHeading } from '../components/list-heading.js';
 import { formatExact } from '../lib/format.js';
 
 const route = getRouteApi('/console/schedules');
@@ -70,18 +71,14 @@ export function SchedulesPage() {
   const count = list.data?.meta.count ?? 0;
   return (
     <Stack>
-      <Group justify="space-between" align="center">
-        <Title order={1} size="h2">
-          Schedules
-        </Title>
-        <Group gap="xs">
-          {list.isFetching && <Loader size="xs" role="status" aria-label="Loading" />}
-          <Badge variant="light" size="lg" data-testid="schedules-count">
-            {count} {count === 1 ? 'schedule' : 'schedules'}
-          </Badge>
-          <ButtonLink to="/schedules/new">New schedule</ButtonLink>
-        </Group>
-      </Group>
+      <ListHeading
+        title="Schedules"
+        fetching={list.isFetching}
+        count={`${count} ${count === 1 ? 'schedule' : 'schedules'}`}
+        countTestId="schedules-count"
+      >
+        <ButtonLink to="/schedules/new">New schedule</ButtonLink>
+      </ListHeading>
       {list.error && <ErrorAlert error={list.error} />}
       {list.isSuccess && count === 0 && (
         <Stack align="center" p="xl" gap="xs" data-testid="schedules-empty">

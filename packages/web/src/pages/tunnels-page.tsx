@@ -1,15 +1,4 @@
-import {
-  Badge,
-  Button,
-  CopyButton,
-  Group,
-  Loader,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Badge, Button, CopyButton, Group, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { closeTunnel, tunnelsQuery, type TunnelOverview } from '../api/fleet.js';
@@ -17,6 +6,7 @@ import { IdleTimer, tunnelAddress } from '../components/client-tunnels.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { ListHeading } from '../components/list-heading.js';
 
 const matches = (tunnel: TunnelOverview, text: string): boolean =>
   [
@@ -49,17 +39,12 @@ export function TunnelsPage() {
   const shown = text.trim() ? all.filter((t) => matches(t, text.trim())) : all;
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          Tunnels
-        </Title>
-        <Group gap="xs">
-          {tunnels.isFetching && <Loader size="xs" role="status" aria-label="Loading" />}
-          <Badge variant="light" size="lg" data-testid="tunnels-count">
-            {tunnels.data?.meta.count ?? 0} open
-          </Badge>
-        </Group>
-      </Group>
+      <ListHeading
+        title="Tunnels"
+        fetching={tunnels.isFetching}
+        count={`${tunnels.data?.meta.count ?? 0} open`}
+        countTestId="tunnels-count"
+      />
       <TextInput
         label="Filter"
         placeholder="client, owner, port…"
