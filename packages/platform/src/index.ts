@@ -49,3 +49,4 @@ export * from './job-frames.js';
 export { readPemFile, type PemKind } from './pem-file.js';
 export { EXIT_CONFIG, EXIT_USAGE, exitCodeOf } from './exit-codes.js';
 export { parsedString, rejectValue } from './zod-transforms.js';
+export * from './secret-redactor.js';

@@ -10,6 +10,7 @@ export * from './agent/messages.js';
 export * from './agent/jobs.js';
 export * from './api/clients-auth.js';
 export * from './api/jobs.js';
+export * from './api/run-env.js';
 export * from './api/multi-jobs.js';
 export * from './api/tunnels.js';
 export * from './api/library.js';

@@ -249,6 +249,7 @@ export async function startServer(
     opened.memoryReclaim = memoryReclaim;
     const jobs = new JobsService(jobRepository, directoryJobClients(clients), dispatch, systemClock, events, {
       log: logger,
+      secrets: vault,
       ...(options.jobQueue ? { tuning: options.jobQueue } : {}),
     });
     // A client that connects gets the jobs queued for it (queue_ttl), paced.
@@ -286,6 +287,7 @@ export async function startServer(
       groups: clientGroups,
       watch: jobWatch,
       dispatch,
+      secrets: vault,
       clock: systemClock,
       log: logger,
       afterRun: (targets, jid) => {
@@ -309,7 +311,11 @@ export async function startServer(
     };
     const library = new LibraryService(new SqlLibraryScriptRepository(database), systemClock);
     const scheduleRepository = new SqlScheduleRepository(database);
-    const scheduleRuns = multiJobScheduleRuns(multiJobs, library);
+    /** Set once the users are open (below): a schedule's vault references are resolved as its owner. */
+    let scheduleOwners: UserStore | undefined;
+    const scheduleRuns = multiJobScheduleRuns(multiJobs, library, (name) =>
+      scheduleOwners ? scheduleOwners.find(name) : Promise.resolve(undefined),
+    );
     const scheduleClock = options.scheduleClock ?? systemClock;
     const schedules = new SchedulesService(scheduleRepository, scheduleRuns, scheduleClock);
     const scheduler = new Scheduler({
@@ -399,6 +405,7 @@ export async function startServer(
     let stopPendingLoginPurge: () => void = () => undefined;
     if (config.api.address) {
       users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
+      scheduleOwners = users;
       const jwtSecret =
         config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
       const apiTokenRepository = new SqlApiTokenRepository(database);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Backoff, ControlError, formatDuration, type LineLogger as Logger } from '@svc/platform';
-import { CONTROL_ERRORS, type SystemFacts } from '@svc/protocol';
+import { CONTROL_ERRORS, JOB_ENV_CAPABILITY, type SystemFacts } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import type { ExecSettings } from '../exec/exec-settings.js';
 import { JobExecutor } from '../exec/job-executor.js';
@@ -226,7 +226,15 @@ export class Agent {
   private newSession(link: Link): ControlSession {
     const { clientId, name, tags, labels } = this.options;
     return new ControlSession(link.control, {
-      identity: { client_id: clientId, name, session_id: this.sessionId, version: SVC_VERSION, tags, labels },
+      identity: {
+        client_id: clientId,
+        name,
+        session_id: this.sessionId,
+        version: SVC_VERSION,
+        tags,
+        labels,
+        capabilities: [JOB_ENV_CAPABILITY],
+      },
       collectFacts: this.deps.collectFacts ?? collectFacts,
       allowList: this.allowList,
       jobs: this.jobs,

@@ -53,9 +53,13 @@ export function scriptExtension(kind: InterpreterKind): string {
   return { cmd: '.bat', powershell: '.ps1', tacoscript: '.yml', posix: '' }[kind];
 }
 
-/** `sudo -n <program> <args>`: never asks for a password, fails instead. */
-export function withSudo(invocation: Invocation, sudoPath: string): Invocation {
-  return { ...invocation, file: sudoPath, args: ['-n', invocation.file, ...invocation.args] };
+/**
+ * `sudo -n <program> <args>`: never asks for a password, fails instead. The job's own variables (`keep`, names
+ * only) are kept through sudo's environment reset with --preserve-env.
+ */
+export function withSudo(invocation: Invocation, sudoPath: string, keep: readonly string[] = []): Invocation {
+  const preserve = keep.length === 0 ? [] : [`--preserve-env=${keep.join(',')}`];
+  return { ...invocation, file: sudoPath, args: ['-n', ...preserve, invocation.file, ...invocation.args] };
 }
 
 /** The command line as the filters see it: program and arguments joined by spaces. */

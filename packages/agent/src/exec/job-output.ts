@@ -1,5 +1,5 @@
 import type { JobEnd } from '@svc/protocol';
-import type { JobStream } from '@svc/platform';
+import { StreamRedactor, type JobStream, type SecretValue } from '@svc/platform';
 
 export interface OutputPart {
   stream: JobStream;
@@ -25,11 +25,19 @@ export class JobOutput {
   readonly ended = new Promise<JobEnd>((resolve) => (this.markEnded = resolve));
   /** How often the result has been offered to svcd; every offer after the first is a replay. */
   offers = 0;
+  /** Each stream's secret values are replaced before anything is kept, so no copy of one leaves the process. */
+  private readonly redactors: Record<JobStream, StreamRedactor> | undefined;
 
   constructor(
     readonly jid: string,
     private readonly limit: number,
-  ) {}
+    secrets: readonly SecretValue[] = [],
+  ) {
+    this.redactors =
+      secrets.length === 0
+        ? undefined
+        : { stdout: new StreamRedactor(secrets), stderr: new StreamRedactor(secrets) };
+  }
 
   get end(): JobEnd | undefined {
     return this.result;
@@ -42,6 +50,11 @@ export class JobOutput {
 
   append(stream: JobStream, chunk: Buffer): void {
     if (this.result || chunk.length === 0) return;
+    this.keep(stream, this.redactors ? this.redactors[stream].push(chunk) : chunk);
+  }
+
+  private keep(stream: JobStream, chunk: Buffer): void {
+    if (chunk.length === 0) return;
     const room = this.limit - this.kept[stream];
     if (chunk.length > room) this.truncated[stream] = true;
     const data = chunk.length > room ? chunk.subarray(0, room) : chunk;
@@ -54,6 +67,8 @@ export class JobOutput {
   /** Ends the result; false (and no change) when it had already ended. */
   finish(outcome: JobOutcome): boolean {
     if (this.result) return false;
+    if (this.redactors)
+      for (const stream of ['stdout', 'stderr'] as const) this.keep(stream, this.redactors[stream].end());
     this.result = {
       ...outcome,
       stdout_truncated: this.truncated.stdout,

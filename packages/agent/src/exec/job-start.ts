@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { JobRun } from '@svc/protocol';
+import type { SecretValue } from '@svc/platform';
 import type { ExecSettings } from './exec-settings.js';
 import { checkCommandLine } from './filters.js';
 import { resolveInterpreter, shebangOf, type Interpreter, type InterpreterHost } from './interpreter.js';
@@ -70,14 +71,14 @@ export async function startJob(job: JobRun, env: JobEnvironment): Promise<Starte
       throw jobErrors.failed(
         "is_sudo is set but sudo is not installed: no sudo program on this client's PATH",
       );
-    invocation = withSudo(invocation, sudo);
+    invocation = withSudo(invocation, sudo, Object.keys(job.env ?? {}));
   }
 
   if (scriptPath !== undefined && script !== undefined) {
     await prepareScriptsDir(env.dataDir);
     await writeScriptFile(scriptPath, script);
   }
-  const output = new JobOutput(job.jid, settings.sendBackLimit);
+  const output = new JobOutput(job.jid, settings.sendBackLimit, secretsOf(job));
   const path = scriptPath;
   const spec = {
     invocation,
@@ -85,7 +86,7 @@ export async function startJob(job: JobRun, env: JobEnvironment): Promise<Starte
     timeoutMs: job.timeout_sec * 1000,
     sudo: job.is_sudo,
     killAtTimeout: job.timeout_kill === true,
-    env: env.env,
+    env: job.env ? { ...(env.env ?? process.env), ...job.env } : env.env,
     ...(path === undefined
       ? {}
       : {
@@ -100,6 +101,14 @@ export async function startJob(job: JobRun, env: JobEnvironment): Promise<Starte
     throw err;
   }
   return { ...started, output };
+}
+
+/** The values of the job's secret variables, each with its label. */
+function secretsOf(job: JobRun): SecretValue[] {
+  return Object.entries(job.redact ?? {}).flatMap(([name, label]) => {
+    const value = job.env?.[name];
+    return value === undefined ? [] : [{ value, label }];
+  });
 }
 
 function checkEnabled(settings: ExecSettings, isScript: boolean): void {

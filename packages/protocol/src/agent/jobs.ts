@@ -40,6 +40,13 @@ export const JOB_OUTPUT_ACK = 'stored\n';
 export const MAX_SCRIPT_BYTES = 160 * 1024;
 /** Largest command text. */
 export const MAX_COMMAND_BYTES = 64 * 1024;
+/** Environment variables one job may set, and their names' and values' total size (UTF-8 bytes). */
+export const MAX_JOB_ENV_VARS = 64;
+export const MAX_JOB_ENV_BYTES = 32 * 1024;
+/** A portable environment variable name: letters, digits and `_`, not starting with a digit. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** What an agent that knows `env` and `redact` in job.run says in its hello's `capabilities`. */
+export const JOB_ENV_CAPABILITY = 'job.env';
 
 /**
  * The spec's four statuses plus ours (issue 27): `queued` (waiting for its client to connect, run with
@@ -77,6 +84,25 @@ export const jobRunSchema = z.object({
    * of reporting `unknown` and leaving it running. Sent only when true (older agents ignore unknown fields).
    */
   timeout_kill: z.optional(z.boolean()),
+  /**
+   * Set in the process's environment on top of the agent's own (never on its command line, never in its script
+   * file). Sent only when the run has some; svcd sends it only to an agent whose hello lists JOB_ENV_CAPABILITY.
+   */
+  env: z.optional(
+    z
+      .record(z.string().check(z.regex(ENV_NAME)), z.string())
+      .check(
+        z.refine(
+          (env) => Object.keys(env).length <= MAX_JOB_ENV_VARS,
+          `at most ${MAX_JOB_ENV_VARS} variables`,
+        ),
+      ),
+  ),
+  /**
+   * The names in `env` whose values are secrets (from the vault), each with the label of its entry: the agent
+   * replaces every occurrence of such a value in the job's output with `[redacted:<label>]`.
+   */
+  redact: z.optional(z.record(z.string().check(z.regex(ENV_NAME)), z.string().check(z.maxLength(255)))),
 });
 export type JobRun = z.infer<typeof jobRunSchema>;
 

@@ -67,6 +67,11 @@ export const helloSchema = z.object({
    * or more than MAX_HELD_JOBS): svcd then waits for the job's deadline instead.
    */
   jobs: z.optional(z.array(z.uuid()).check(z.maxLength(MAX_HELD_JOBS))),
+  /**
+   * What this agent can do beyond the first protocol, e.g. JOB_ENV_CAPABILITY; left out by older agents. svcd
+   * refuses to send a job that needs a capability the agent does not list, rather than run it without.
+   */
+  capabilities: z.optional(z.array(z.string().check(z.maxLength(50))).check(z.maxLength(50))),
 });
 export type Hello = z.infer<typeof helloSchema>;
 

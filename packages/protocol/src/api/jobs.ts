@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { JOB_STATUSES, MAX_COMMAND_BYTES, MAX_SCRIPT_BYTES } from '../agent/jobs.js';
+import { runEnvSchema, type RunEnv } from './run-env.js';
 
 /** Used when a request gives no timeout_sec (OpenRPort's run_remote_cmd_timeout_sec default). */
 export const DEFAULT_JOB_TIMEOUT_SEC = 60;
@@ -77,6 +78,7 @@ const runOptionSchemas = {
 export const deliveryOptions = {
   queue_ttl: queueTtlSchema.optional(),
   timeout_kill: z.boolean().optional(),
+  env: runEnvSchema.optional(),
 };
 
 /** What running something on a client takes besides the command or script. */
@@ -110,6 +112,7 @@ export interface LibraryRunRequest {
   interpreter?: string | undefined;
   queue_ttl?: number | undefined;
   timeout_kill?: boolean | undefined;
+  env?: RunEnv | undefined;
 }
 
 export const commandBodySchema = z.strictObject({ command: commandTextSchema, ...runOptions });

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { commandTextSchema, jobStatusSchema, runOptions, scriptTextSchema } from './jobs.js';
 import { checkTargeting, multiJobSummarySchema, multiShape } from './multi-jobs.js';
+import { runEnvSchema } from './run-env.js';
 
 export const MAX_SCHEDULE_NAME_LENGTH = 200;
 /** Firings GET /schedules/{id}/runs returns, newest first. */
@@ -85,6 +86,8 @@ export const scheduleBodySchema = z
     cwd: runOptions.cwd.removeDefault().optional(),
     is_sudo: runOptions.is_sudo.removeDefault().optional(),
     interpreter: runOptions.interpreter.removeDefault().optional(),
+    // Stored as given: vault references are resolved at each firing, as the schedule's owner.
+    env: runEnvSchema.optional(),
     ...multiShape,
     overlaps: z.boolean().default(false),
   })
@@ -155,6 +158,8 @@ export const scheduleSchema = z.object({
   execute_concurrently: z.boolean(),
   abort_on_error: z.boolean(),
   overlaps: z.boolean(),
+  /** As given: plain values and vault references (never a vault value). */
+  env: runEnvSchema.nullable(),
   created_at: z.string(),
   created_by: z.string(),
   updated_at: z.string(),

@@ -15,6 +15,7 @@ import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 import type { LiveConnection, LiveConnections } from './live-connections.js';
 import { AgentJobs } from './agent-jobs.js';
+import type { JobRedactions } from './job-redactions.js';
 import { AgentTunnels } from './agent-tunnels.js';
 import type { RemoteAddress } from './client-listener.js';
 import type { RefusalCounts } from './refusal-counts.js';
@@ -37,6 +38,8 @@ export interface AgentConnectionDeps {
   jobResults?: JobResultSink;
   /** Told about job output as it arrives. */
   jobOutput?: JobOutputListener;
+  /** The secrets of the jobs this node sent, redacted from their output; one per node. */
+  jobRedactions?: JobRedactions;
   /** Counts failed logins and refused hellos. */
   refusals: RefusalCounts;
   /** Counts the bytes through this node's tunnels. */
@@ -61,6 +64,8 @@ export class AgentConnection implements LiveConnection {
   private authId: string | undefined;
   private clientId: string | undefined;
   private session = '';
+  /** What the agent's hello listed in `capabilities`. */
+  private capabilities: readonly string[] = [];
   private peer: ControlPeer | undefined;
   private sessions = 0;
   private loginFailures = 0;
@@ -92,6 +97,8 @@ export class AgentConnection implements LiveConnection {
       deps.jobResults,
       deps.log,
       deps.jobOutput,
+      () => this.capabilities,
+      deps.jobRedactions,
     );
     ssh.on('authentication', (ctx) => this.authenticate(ctx));
     ssh.on('ready', () => this.loggedIn());
@@ -264,6 +271,7 @@ export class AgentConnection implements LiveConnection {
       throw new ControlError(CONTROL_ERRORS.alreadyConnected, result.message);
     }
     this.clientId = hello.client_id;
+    this.capabilities = hello.capabilities ?? [];
     this.cancel(this.helloTimer);
     this.helloTimer = undefined;
     log.info(

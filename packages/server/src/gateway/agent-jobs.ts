@@ -1,9 +1,16 @@
 import type { ServerChannel } from 'ssh2';
-import { CONTROL_ERRORS, type JobResult, type JobRun, type JobRunReply } from '@svc/protocol';
-import { ControlError, type ControlPeer, type Logger } from '@svc/platform';
+import {
+  CONTROL_ERRORS,
+  JOB_ENV_CAPABILITY,
+  type JobResult,
+  type JobRun,
+  type JobRunReply,
+} from '@svc/protocol';
+import { ControlError, StreamRedactor, type ControlPeer, type Logger } from '@svc/platform';
 import { DispatchError, type JobAgent, type JobResultSink } from '../core/jobs/ports.js';
 import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import { readJobOutput } from './job-output-channel.js';
+import type { JobRedactions } from './job-redactions.js';
 
 /** How long the agent may take to start a process and answer job.run. */
 const JOB_RUN_TIMEOUT_MS = 30_000;
@@ -27,11 +34,21 @@ export class AgentJobs implements JobAgent {
     private readonly sink: JobResultSink | undefined,
     private readonly log: Logger,
     private readonly output?: JobOutputListener,
+    /** What the agent's hello listed in `capabilities`. */
+    private readonly capabilities: () => readonly string[] = () => [],
+    private readonly redactions?: JobRedactions,
   ) {}
 
   async run(job: JobRun): Promise<JobRunReply> {
     const peer = this.peer();
     if (!peer) throw new DispatchError('offline', 'the client is not connected');
+    // An agent that does not know `env` would run the job without its variables: refuse instead.
+    if (job.env && !this.capabilities().includes(JOB_ENV_CAPABILITY))
+      throw new DispatchError(
+        'unsupported',
+        "the client's agent is too old to pass environment variables (env) to a job (update svc on the client)",
+      );
+    this.redactions?.remember(job);
     this.sentLog?.add(job.jid);
     try {
       return await peer.request('job.run', job, JOB_RUN_TIMEOUT_MS);
@@ -83,8 +100,8 @@ export class AgentJobs implements JobAgent {
   async storeResult(clientId: string, result: JobResult): Promise<Record<string, never>> {
     if (!this.sink) throw new ControlError(CONTROL_ERRORS.failed, 'svcd does not store job results here');
     const { jid, end } = result;
-    const stdout = Buffer.from(result.stdout, 'base64');
-    const stderr = Buffer.from(result.stderr, 'base64');
+    const stdout = this.redacted(jid, Buffer.from(result.stdout, 'base64'));
+    const stderr = this.redacted(jid, Buffer.from(result.stderr, 'base64'));
     if (this.output?.wants(jid)) {
       if (stdout.length > 0) this.output.chunk(clientId, jid, 'stdout', stdout.toString('utf8'));
       if (stderr.length > 0) this.output.chunk(clientId, jid, 'stderr', stderr.toString('utf8'));
@@ -106,8 +123,16 @@ export class AgentJobs implements JobAgent {
       throw new ControlError(CONTROL_ERRORS.failed, 'the result could not be stored; offer it again later');
     }
     if (!stored) this.log.debug({ client_id: clientId, jid }, 'job result not stored: no such running job');
+    this.redactions?.forget(jid);
     // Acknowledged either way: a result svcd will never store should not be offered again.
     return {};
+  }
+
+  private redacted(jid: string, data: Buffer): Buffer {
+    const secrets = this.redactions?.secretsOf(jid) ?? [];
+    if (secrets.length === 0 || data.length === 0) return data;
+    const redactor = new StreamRedactor(secrets);
+    return Buffer.concat([redactor.push(data), redactor.end()]);
   }
 
   /** Reads a result from a channel the agent opened with the job output subsystem. */
@@ -116,6 +141,6 @@ export class AgentJobs implements JobAgent {
     if (!this.sink || clientId === undefined) return void channel.close();
     this.openChannels += 1;
     channel.once('close', () => (this.openChannels -= 1));
-    readJobOutput(channel, clientId, this.sink, this.log, this.output);
+    readJobOutput(channel, clientId, this.sink, this.log, this.output, this.redactions);
   }
 }

@@ -1,3 +1,4 @@
+import { JobRedactions } from './job-redactions.js';
 import { availableParallelism } from 'node:os';
 import type { Logger } from '@svc/platform';
 import type { ClientAuthenticator } from '../core/clients/ports.js';
@@ -119,6 +120,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     },
     ...(options.jobResults ? { jobResults: options.jobResults } : {}),
     ...(options.jobOutput ? { jobOutput: options.jobOutput } : {}),
+    jobRedactions: new JobRedactions(),
     ...(options.clientConnected ? { clientConnected: options.clientConnected } : {}),
     refusals,
     tunnelTraffic,

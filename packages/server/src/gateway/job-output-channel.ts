@@ -1,9 +1,10 @@
 import type { ServerChannel } from 'ssh2';
 import { JOB_OUTPUT_ACK, type JobEnd } from '@svc/protocol';
-import { JobOutputDecoder, JobOutputFormatError, type Logger } from '@svc/platform';
+import { JobOutputDecoder, JobOutputFormatError, StreamRedactor, type Logger } from '@svc/platform';
 import { StringDecoder } from 'node:string_decoder';
 import type { JobOutputListener, OutputStream } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
+import type { JobRedactions } from './job-redactions.js';
 
 /** Output svcd keeps per stream whatever the agent sends: 4× the agents' default send_back_limit. */
 export const MAX_STORED_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -67,12 +68,20 @@ export function readJobOutput(
   sink: JobResultSink,
   log: Pick<Logger, 'warn' | 'debug'>,
   live?: JobOutputListener,
+  redactions?: JobRedactions,
 ): void {
   const decoder = new JobOutputDecoder();
   const text = new LiveText(clientId, live);
   const stdout = new CappedOutput();
   const stderr = new CappedOutput();
   let jid = '';
+  /** Set at the header when the job has secrets: each stream passes through one before it is kept or shown. */
+  let redactors: { stdout: StreamRedactor; stderr: StreamRedactor } | undefined;
+  const take = (stream: OutputStream, data: Buffer) => {
+    const safe = redactors ? redactors[stream].push(data) : data;
+    (stream === 'stdout' ? stdout : stderr).append(safe);
+    text.pass(jid, stream, safe);
+  };
 
   const finish = async (end: JobEnd) => {
     try {
@@ -84,6 +93,7 @@ export function readJobOutput(
         stderrCapped: stderr.capped,
       });
       if (!stored) log.debug({ client_id: clientId, jid }, 'job result not stored: no such running job');
+      redactions?.forget(jid);
       // Acknowledged either way: a result svcd will never store should not be offered again.
       channel.end(JOB_OUTPUT_ACK);
     } catch (err) {
@@ -107,18 +117,22 @@ export function readJobOutput(
     }
     for (const part of parts) {
       switch (part.kind) {
-        case 'header':
+        case 'header': {
           jid = part.header.jid;
+          const secrets = redactions?.secretsOf(jid) ?? [];
+          redactors =
+            secrets.length === 0
+              ? undefined
+              : { stdout: new StreamRedactor(secrets), stderr: new StreamRedactor(secrets) };
           break;
+        }
         case 'stdout':
-          stdout.append(part.data);
-          text.pass(jid, 'stdout', part.data);
-          break;
         case 'stderr':
-          stderr.append(part.data);
-          text.pass(jid, 'stderr', part.data);
+          take(part.kind, part.data);
           break;
         case 'end':
+          if (redactors)
+            for (const stream of ['stdout', 'stderr'] as const) take(stream, redactors[stream].end());
           text.flush(jid);
           void finish(part.end);
       }

@@ -22,6 +22,7 @@ import { jobErrors } from './job-errors.js';
 import type { AgentDispatch } from '../dispatch.js';
 import type { ClientEvents } from '../clients/client-events.js';
 import { JobQueue, type JobQueueTuning } from './job-queue.js';
+import { resolveRunEnv, type ResolvedEnv, type RunRequester, type RunSecretSource } from './run-env.js';
 import {
   DispatchError,
   RESULT_GRACE_MS,
@@ -47,6 +48,7 @@ export class JobsService implements JobResultSink {
   private readonly writes: GroupCommit<JobWrite, boolean>;
   /** Jobs queued for clients that are not connected (queue_ttl): their delivery and expiry. */
   readonly queue: JobQueue;
+  private readonly secrets: RunSecretSource | undefined;
 
   constructor(
     private readonly repository: JobRepository,
@@ -55,8 +57,14 @@ export class JobsService implements JobResultSink {
     private readonly clock: Clock,
     /** Told when a result is stored (`jobFinished`), so runners and live sessions learn that a job ended. */
     private readonly events?: Pick<ClientEvents, 'publish'>,
-    queue: { tuning?: JobQueueTuning; log?: { warn(obj: object, msg: string): void } } = {},
+    queue: {
+      tuning?: JobQueueTuning;
+      log?: { warn(obj: object, msg: string): void };
+      /** Where the vault references of a run's env are resolved; without it they are refused. */
+      secrets?: RunSecretSource;
+    } = {},
   ) {
+    this.secrets = queue.secrets;
     this.queue = new JobQueue(repository, this, clock, queue.tuning, queue.log);
     this.writes = new GroupCommit(
       (items) => writeJobs(repository, items),
@@ -66,27 +74,56 @@ export class JobsService implements JobResultSink {
     );
   }
 
-  runCommand(clientId: string, body: CommandBody, createdBy: string): Promise<JobCreated> {
+  /** `requester` (the caller's user) is whose vault rights resolve the references in `env`. */
+  async runCommand(
+    clientId: string,
+    body: CommandBody,
+    createdBy: string,
+    requester?: RunRequester,
+  ): Promise<JobCreated> {
+    const env = await this.resolveEnv(clientId, body, requester);
     return this.start(
       clientId,
       createdBy,
-      { ...options(body), command: body.command },
+      { ...options(body), command: body.command, ...env },
       body.command,
       body.queue_ttl,
     );
   }
 
   /** The job shows the script's text as its command, as OpenRPort does. */
-  runScript(clientId: string, body: ScriptBody, createdBy: string): Promise<JobCreated> {
+  async runScript(
+    clientId: string,
+    body: ScriptBody,
+    createdBy: string,
+    requester?: RunRequester,
+  ): Promise<JobCreated> {
     const text = Buffer.from(body.script, 'base64').toString('utf8');
     if (text.trim() === '') throw jobErrors.emptyScript();
+    const env = await this.resolveEnv(clientId, body, requester);
     return this.start(
       clientId,
       createdBy,
-      { ...options(body), command: '', script: body.script },
+      { ...options(body), command: '', script: body.script, ...env },
       text,
       body.queue_ttl,
     );
+  }
+
+  /** The run's env for its job.run; rejects (nothing runs) for an unknown client or an unusable reference. */
+  private async resolveEnv(
+    clientId: string,
+    body: CommandBody | ScriptBody,
+    requester: RunRequester | undefined,
+  ): Promise<ResolvedEnv> {
+    if (body.env === undefined) return {};
+    if (!this.clients.describe(clientId)) throw jobErrors.clientNotFound(clientId);
+    return resolveRunEnv(body.env, {
+      source: this.secrets,
+      requester,
+      clientId,
+      queued: body.queue_ttl !== undefined,
+    });
   }
 
   /**

@@ -26,6 +26,7 @@ import { EXPORT_PAGE, runCsv } from './run-export.js';
 import { INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
+import { resolveRunEnv, type RunRequester, type RunSecretSource } from './run-env.js';
 
 export interface MultiJobsDeps {
   /** Dispatches at once in concurrent mode (tests shorten it). */
@@ -42,6 +43,8 @@ export interface MultiJobsDeps {
   log: { warn(obj: object, msg: string): void };
   /** Told when a run has dispatched all its clients (or stopped), with how many it targeted and its jid. */
   afterRun?: (targets: number, jid: string) => void;
+  /** Where the vault references of a run's env are resolved; without it they are refused. */
+  secrets?: RunSecretSource;
 }
 
 /** A started multi-client job: its id, how many clients it targets, and a handle for a live observer. */
@@ -51,9 +54,10 @@ export interface StartedMultiJob extends JobCreated {
   detach(): void;
 }
 
-/** What a run belongs to: the schedule that started it. */
+/** What a run belongs to (the schedule that started it), and whose vault rights resolve its env. */
 export interface RunLink {
   scheduleId?: string;
+  requester?: RunRequester;
 }
 
 /** A run's overall status (see multiJobSchema). */
@@ -274,6 +278,12 @@ export class MultiJobsService {
   ): Promise<StartedMultiJob> {
     if (this.closed)
       throw new AppError('unavailable', ERROR_CODES.shuttingDown, 'svcd is shutting down', 'try again later');
+    // Before anything is stored: a locked vault or a refused entry leaves no run behind.
+    const env = await resolveRunEnv(body.env, {
+      source: this.deps.secrets,
+      requester: link.requester,
+      queued: body.queue_ttl !== undefined,
+    });
     const targets = await resolveTargets(body, this.deps.clients, this.deps.groups);
     const multiJob: MultiJobSummary = {
       jid: randomUUID(),
@@ -305,6 +315,7 @@ export class MultiJobsService {
       is_sudo: body.is_sudo,
       timeout_sec: body.timeout_sec,
       ...(body.timeout_kill ? { timeout_kill: true } : {}),
+      ...env,
     };
     const queued = (child: Job) =>
       this.deps.single.queue.queued(

@@ -1,4 +1,5 @@
-import { isAppError, type JobStatus } from '@svc/protocol';
+import { AppError, ERROR_CODES, isAppError, isVaultReference, type JobStatus } from '@svc/protocol';
+import type { RunRequester } from '../jobs/run-env.js';
 import type { JobStatusCounts } from '../jobs/ports.js';
 import type { MultiJobsService } from '../jobs/multi-jobs-service.js';
 import type { LibraryService } from '../library/library-service.js';
@@ -22,11 +23,32 @@ export interface ScheduleRuns {
 
 const DEFAULTS = { timeout_sec: 60, cwd: '', is_sudo: false, interpreter: '' };
 
-/** Runs through the multi-client jobs service; a library script's text and options are read at each firing. */
-export function multiJobScheduleRuns(multi: MultiJobsService, library: LibraryService): ScheduleRuns {
+/** The user a schedule runs as, for its vault references; undefined when there is no such user (any more). */
+export type ScheduleOwners = (username: string) => Promise<RunRequester | undefined>;
+
+const ownerGone = (username: string) =>
+  new AppError(
+    'invalid',
+    ERROR_CODES.invalidRequest,
+    `The schedule's owner '${username}' does not exist any more, so its vault references cannot be resolved`,
+  );
+
+/**
+ * Runs through the multi-client jobs service; a library script's text and options are read at each firing, and
+ * the vault references in env are resolved then too, with the rights of the schedule's owner (its creator).
+ */
+export function multiJobScheduleRuns(
+  multi: MultiJobsService,
+  library: LibraryService,
+  owners?: ScheduleOwners,
+): ScheduleRuns {
   return {
     async start(schedule) {
       const d = schedule.definition;
+      const by = schedule.created_by;
+      const needsOwner = Object.values(d.env ?? {}).some(isVaultReference);
+      const requester = needsOwner && owners ? await owners(by) : undefined;
+      if (needsOwner && !requester) throw ownerGone(by);
       const given = {
         ...(d.timeout_sec === undefined ? {} : { timeout_sec: d.timeout_sec }),
         ...(d.cwd === undefined ? {} : { cwd: d.cwd }),
@@ -40,9 +62,9 @@ export function multiJobScheduleRuns(multi: MultiJobsService, library: LibrarySe
         labels: d.labels,
         execute_concurrently: d.execute_concurrently,
         abort_on_error: d.abort_on_error,
+        ...(d.env === undefined ? {} : { env: d.env }),
       };
-      const link = { scheduleId: schedule.id };
-      const by = schedule.created_by;
+      const link = { scheduleId: schedule.id, ...(requester ? { requester } : {}) };
       if (d.type === 'command')
         return multi.runCommand(
           { ...targeting, ...DEFAULTS, ...given, command: d.command ?? '' },

@@ -171,6 +171,7 @@ export class SchedulesService {
       execute_concurrently: d.execute_concurrently,
       abort_on_error: d.abort_on_error,
       overlaps: d.overlaps,
+      env: d.env ?? null,
       created_at: s.created_at.toISOString(),
       created_by: s.created_by,
       updated_at: s.updated_at.toISOString(),

@@ -41,6 +41,15 @@ export const vaultErrors = {
     ),
   entryNotFound: (id: number) =>
     new AppError('not_found', ERROR_CODES.vaultEntryNotFound, `Vault entry ${id} not found`),
+  keyNotFound: (key: string, clientId: string | undefined) =>
+    new AppError(
+      'not_found',
+      ERROR_CODES.vaultEntryNotFound,
+      `No vault entry with key '${key}' for this run`,
+      clientId === undefined
+        ? 'a run on many clients uses shared entries (empty client_id)'
+        : `a run on client '${clientId}' uses that client's entry, else a shared one (empty client_id)`,
+    ),
   entryExists: (clientId: string, key: string) =>
     new AppError(
       'conflict',

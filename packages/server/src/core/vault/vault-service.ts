@@ -126,6 +126,26 @@ export class VaultService {
     };
   }
 
+  /**
+   * The value of the entry with exactly this key that a run on `clientId` may use: the client's own entry, else the
+   * shared one (empty client_id); a run on many clients (no clientId) uses shared entries only. Same rules as
+   * GET: 409 locked, 403 required_group; 404 ERR_VAULT_ENTRY_NOT_FOUND when there is none.
+   */
+  async valueByKey(caller: VaultCaller, key: string, clientId?: string): Promise<string> {
+    await this.assertOpen();
+    const query = {
+      sort: [{ field: 'id', direction: 'asc' as const }],
+      filters: [{ fields: ['key'], values: [key] }],
+    };
+    const { data } = await this.repository.list(query);
+    const exact = data.filter((item) => item.key === key);
+    const entry =
+      (clientId === undefined ? undefined : exact.find((item) => item.client_id === clientId)) ??
+      exact.find((item) => item.client_id === '');
+    if (!entry) throw vaultErrors.keyNotFound(key, clientId);
+    return (await this.get(caller, entry.id)).value;
+  }
+
   async create(caller: VaultCaller, body: VaultEntryBody): Promise<VaultEntryId> {
     await this.assertOpen();
     const value = encryptValue(this.#currentKey(), body.value, body.client_id, body.key);

@@ -24,10 +24,19 @@ type Query = Record<string, unknown>;
 type ClientParams = { Params: { id: string } };
 type JobParams = { Params: { id: string; jid: string } };
 
+export const ENV_NOTE =
+  '`env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A ' +
+  "vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on " +
+  "one client that client's entry with the key, else the shared one) and never reaches the command line or the " +
+  'script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ' +
+  'ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not ' +
+  'with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.';
+
 const QUEUE_NOTE =
   'With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client ' +
   'connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec ' +
-  'passes, reporting `failed`, instead of reporting `unknown` and leaving it running.';
+  'passes, reporting `failed`, instead of reporting `unknown` and leaving it running. ' +
+  ENV_NOTE;
 
 const OPERATIONS = {
   command: {
@@ -75,12 +84,14 @@ const OPERATIONS = {
 export function commandRoutes(app: FastifyInstance, jobs: JobsService, library: LibraryService): void {
   app.post<ClientParams>('/clients/:id/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(commandBodySchema, request.body);
-    return { data: await jobs.runCommand(request.params.id, body, callerOf(request).user.username) };
+    const { user } = callerOf(request);
+    return { data: await jobs.runCommand(request.params.id, body, user.username, user) };
   });
 
   app.post<ClientParams>('/clients/:id/scripts', documented(OPERATIONS.script), async (request) => {
     const body = await parseScriptRequest(request.body, SCRIPT_BODIES, library);
-    return { data: await jobs.runScript(request.params.id, body, callerOf(request).user.username) };
+    const { user } = callerOf(request);
+    return { data: await jobs.runScript(request.params.id, body, user.username, user) };
   });
 
   app.get<ClientParams>('/clients/:id/commands', documented(OPERATIONS.list), async (request) => {

@@ -30,12 +30,19 @@ type Query = Record<string, unknown>;
 const TARGETING = ['client_ids', 'group_ids', 'tags', 'labels'];
 
 const STARTED = 'Started; follow it with GET /commands/{jid} or live on /ws/commands';
+const MULTI_ENV_NOTE =
+  '`env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of ' +
+  'the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights ' +
+  '(required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a ' +
+  'command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not ' +
+  'with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.';
 const statusCounts = z.object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.number().int()])));
 
 const OPERATIONS = {
   command: {
     tag: 'multi-client commands',
     summary: 'Run a command on many clients',
+    description: MULTI_ENV_NOTE,
     body: multiCommandBodySchema,
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
@@ -44,7 +51,8 @@ const OPERATIONS = {
     summary: 'Run a script (base64) or a library script (script_id) on many clients',
     description:
       'Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, ' +
-      'cwd and timeout_sec unless the request gives them).',
+      'cwd and timeout_sec unless the request gives them). ' +
+      MULTI_ENV_NOTE,
     body: z.union([multiScriptBodySchema, multiLibraryScriptRunBodySchema]),
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
@@ -100,7 +108,8 @@ export function multiCommandRoutes(
 ): void {
   app.post('/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(multiCommandBodySchema, request.body);
-    const { jid } = await multi.runCommand(body, callerOf(request).user.username);
+    const { user } = callerOf(request);
+    const { jid } = await multi.runCommand(body, user.username, undefined, { requester: user });
     return { data: { jid } };
   });
 
@@ -164,7 +173,8 @@ export function multiScriptRoute(
   const bodies = { inline: multiScriptBodySchema, byId: multiLibraryScriptRunBodySchema };
   app.post('/scripts', documented(OPERATIONS.script), async (request) => {
     const body = await parseScriptRequest(request.body, bodies, library);
-    const { jid } = await multi.runScript(body, callerOf(request).user.username);
+    const { user } = callerOf(request);
+    const { jid } = await multi.runScript(body, user.username, undefined, { requester: user });
     return { data: { jid } };
   });
 }

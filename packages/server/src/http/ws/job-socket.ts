@@ -1,3 +1,4 @@
+import type { RunRequester } from '../../core/jobs/run-env.js';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { z } from 'zod';
@@ -58,7 +59,8 @@ export class JobSocketSession implements MultiJobObserver {
     private readonly socket: Duplex,
     private readonly ending: SocketEnding,
     private readonly kind: JobSocketKind,
-    private readonly username: string,
+    /** The caller: its name is the run's created_by, its groups apply to the run's vault references. */
+    private readonly user: RunRequester,
     private readonly multi: MultiJobsService,
     private readonly log: Log,
   ) {
@@ -112,10 +114,12 @@ export class JobSocketSession implements MultiJobObserver {
         this.kind === 'commands' ? wsCommandRequestSchema : wsScriptRequestSchema,
         request,
       );
+      const { username } = this.user;
+      const link = { requester: this.user };
       const started =
         this.kind === 'commands'
-          ? await this.multi.runCommand(body as z.output<typeof wsCommandRequestSchema>, this.username, this)
-          : await this.multi.runScript(body as z.output<typeof wsScriptRequestSchema>, this.username, this);
+          ? await this.multi.runCommand(body as z.output<typeof wsCommandRequestSchema>, username, this, link)
+          : await this.multi.runScript(body as z.output<typeof wsScriptRequestSchema>, username, this, link);
       this.started = started;
       if (this.closed) return void started.detach();
       this.deadline = setTimeout(

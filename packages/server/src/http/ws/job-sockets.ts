@@ -51,7 +51,7 @@ export function serveJobSockets(
       const caller = await authenticateUpgrade(deps.auth, request, url);
       const ending = request.headers.origin === undefined ? 'end-of-stream' : 'close-frame';
       wss.handleUpgrade(request, socket, head, (ws) => {
-        new JobSocketSession(ws, socket, ending, kind, caller.user.username, deps.multi, deps.log);
+        new JobSocketSession(ws, socket, ending, kind, caller.user, deps.multi, deps.log);
       });
     } catch (err) {
       const appError = toAppError(err);
