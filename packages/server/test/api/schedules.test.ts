@@ -148,6 +148,7 @@ describe('schedules API', () => {
       execute_concurrently: false,
       abort_on_error: true,
       overlaps: false,
+      env: null,
       created_at: new Date(clock.at).toISOString(),
       created_by: OPERATOR.username,
       updated_at: new Date(clock.at).toISOString(),
