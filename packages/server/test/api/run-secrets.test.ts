@@ -121,7 +121,7 @@ describe('vault secrets in runs', () => {
     );
     expect(res.status, res.text).toBe(200);
     const run = await runOf(res.json.data.jid);
-    const byClient = Object.fromEntries(run.jobs.map((j: Json) => [j.client_id, j]));
+    const byClient: Json = Object.fromEntries(run.jobs.map((j: Json): [string, Json] => [j.client_id, j]));
     expect(byClient['new-1'].status).toBe('successful');
     expect(byClient['old-1'].status).toBe('failed');
     expect(byClient['old-1'].error).toMatch(/too old to pass environment variables/);
