@@ -17,6 +17,7 @@ import { SVC_VERSION } from '../../packages/agent/src/version.js';
 import { Backoff } from '../../packages/platform/src/backoff.js';
 import { ControlError, ControlPeer } from '../../packages/platform/src/control-peer.js';
 import type { Hello, JobRun, JobRunReply } from '../../packages/protocol/src/index.js';
+import { JOB_ENV_CAPABILITY } from '../../packages/protocol/src/index.js';
 import { TEST_FACTS } from '../../test-support/facts.js';
 import { simulatedAttributes } from './simulated-attributes.js';
 
@@ -223,6 +224,7 @@ class SimulatedAgent {
       name: this.clientId,
       session_id: this.sessionId,
       version: SVC_VERSION,
+      capabilities: [JOB_ENV_CAPABILITY],
       ...simulatedAttributes(this.clientId),
       facts: { ...TEST_FACTS, hostname: this.clientId },
     };
@@ -259,7 +261,9 @@ class SimulatedAgent {
    */
   private runNoop(link: ResultLink, job: JobRun): JobRunReply {
     const now = new Date().toISOString();
-    const output = new JobOutput(job.jid, 0);
+    const output = new JobOutput(job.jid, job.env ? NOOP_ENV_OUTPUT_LIMIT : 0, secretsOf(job));
+    // A job with env prints its variables, as a script that echoes them would: the redaction benchmark's output.
+    if (job.env) output.append('stdout', envEcho(job.env));
     output.finish({ status: 'successful', exit_code: 0, finished_at: now, error: '' });
     this.fleet.jobRun();
     void offerJobResult(link, output, false).then(
@@ -283,6 +287,25 @@ class SimulatedAgent {
     schedule();
     return handle;
   }
+}
+
+const NOOP_ENV_OUTPUT_LIMIT = 64 * 1024;
+
+/** Each variable four times among filler text, about 1 KiB for a short value. */
+function envEcho(env: Record<string, string>): Buffer {
+  const lines = Object.entries(env).map(
+    ([name, value]) =>
+      `${name}=${value} ${'.'.repeat(200)} ${value}\n${'-'.repeat(200)} ${value} ${'+'.repeat(200)} ${value}\n`,
+  );
+  return Buffer.from(lines.join(''));
+}
+
+/** The values of the job's secret variables with their labels, as the agent redacts them. */
+function secretsOf(job: JobRun): { value: string; label: string }[] {
+  return Object.entries(job.redact ?? {}).flatMap(([name, label]) => {
+    const value = job.env?.[name];
+    return value === undefined ? [] : [{ value, label }];
+  });
 }
 
 /** Tunnel requests as the agent answers them, with an echo in place of the target behind each tunnel. */
