@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on many clients
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
      */
     post: {
       parameters: {
@@ -36,6 +36,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -59,6 +67,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -2438,7 +2454,7 @@ export interface paths {
     put?: never;
     /**
      * Run a command on a client
-     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
+     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running. `env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on one client that client's entry with the key, else the shared one) and never reaches the command line or the script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.
      */
     post: {
       parameters: {
@@ -2463,6 +2479,14 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
           };
         };
       };
@@ -2631,7 +2655,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on a client
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running. `env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on one client that client's entry with the key, else the shared one) and never reaches the command line or the script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.
      */
     post: {
       parameters: {
@@ -2657,6 +2681,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
               }
             | {
                 script_id: string;
@@ -2666,6 +2698,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
               };
         };
       };
@@ -2914,7 +2954,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Run a command on many clients */
+    /**
+     * Run a command on many clients
+     * @description `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2936,6 +2979,14 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -4721,7 +4772,7 @@ export interface paths {
           'filter[created_at]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[updated_at]'?: string;
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, env, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
           /** @description Items per page (default 20). */
           'page[limit]'?: number;
@@ -4770,6 +4821,13 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 created_at?: string;
                 created_by?: string;
                 updated_at?: string;
@@ -4831,6 +4889,14 @@ export interface paths {
             cwd?: string;
             is_sudo?: boolean;
             interpreter?: string;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -4887,6 +4953,13 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
+                env: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 created_at: string;
                 created_by: string;
                 updated_at: string;
@@ -4934,7 +5007,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, env, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
         };
         header?: never;
@@ -4982,6 +5055,13 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 created_at?: string;
                 created_by?: string;
                 updated_at?: string;
@@ -5041,6 +5121,14 @@ export interface paths {
             cwd?: string;
             is_sudo?: boolean;
             interpreter?: string;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -5097,6 +5185,13 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
+                env: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 created_at: string;
                 created_by: string;
                 updated_at: string;
@@ -5252,7 +5347,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on many clients
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
      */
     post: {
       parameters: {
@@ -5276,6 +5371,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -5299,6 +5402,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
