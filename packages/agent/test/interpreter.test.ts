@@ -262,6 +262,13 @@ describe('invocations: an argv array, never a shell string of ours', () => {
       args: ['-n', '/usr/bin/sh', '/d/scripts/x'],
       windowsVerbatimArguments: false,
     });
+    // A job's env survives sudo's environment reset by name; values never reach the command line.
+    expect(withSudo(script, '/usr/bin/sudo', ['DB_PASS', 'MODE']).args).toEqual([
+      '-n',
+      '--preserve-env=DB_PASS,MODE',
+      '/usr/bin/sh',
+      '/d/scripts/x',
+    ]);
   });
 });
 

@@ -37,6 +37,13 @@ const envErrors = {
       'env: vault references cannot be used here',
       'svcd cannot tell whose vault rights apply to this run',
     ),
+  nulInValue: (name: string, key: string) =>
+    new AppError(
+      'invalid',
+      ERROR_CODES.invalidRequest,
+      `env.${name}: the value of vault entry '${key}' contains a NUL character`,
+      'no environment variable can hold one',
+    ),
   tooLarge: () =>
     new AppError(
       'invalid',
@@ -71,6 +78,7 @@ export async function resolveRunEnv(
       const { source, requester } = options;
       if (!source || !requester) throw envErrors.noRequester();
       value = await source.valueByKey(requester, given.vault, options.clientId);
+      if (value.includes('\u0000')) throw envErrors.nulInValue(name, given.vault);
       redact[name] = given.vault;
     } else value = given;
     values[name] = value;
