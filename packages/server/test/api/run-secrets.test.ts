@@ -9,7 +9,7 @@ import type { StoredFiring } from '../../src/core/schedules/ports.js';
 import { ADMIN, OPERATOR, startTestServer, type TestServer } from '../../../../test-support/server.js';
 import type { GatewayServer } from '../gateway/helpers.js';
 import { waitFor } from '../gateway/helpers.js';
-import { openOutput, startJobAgent, type JobAgent } from './job-agents.js';
+import { jobEnd, openOutput, startJobAgent, type JobAgent } from './job-agents.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 type Json = any;
@@ -104,6 +104,30 @@ describe('vault secrets in runs', () => {
     const job = await jobOf('new-1', res.json.data.jid);
     expect(job.result.stdout).toBe('got [redacted:db-prod] twice [redacted:db-prod]\n');
     expect(job.result.stderr).toBe('[redacted:db-prod]');
+  });
+
+  test('a whole result in one job.result request is redacted too', async () => {
+    let sent: Promise<unknown> = Promise.resolve();
+    capable.behaviour = (job) => {
+      const value = job.env?.['DB_PASS'] ?? '';
+      sent = capable.agent.peer.request('job.result', {
+        jid: job.jid,
+        replay: false,
+        stdout: Buffer.from(`inline ${value}\n`).toString('base64'),
+        stderr: Buffer.from(value).toString('base64'),
+        end: jobEnd(),
+      });
+      return { result: new Promise<never>(() => undefined) };
+    };
+    const res = await t.api.post(
+      '/clients/new-1/commands',
+      { command: 'inline', env: { DB_PASS: { vault: 'db-prod' } } },
+      asAdmin,
+    );
+    expect(res.status, res.text).toBe(200);
+    await sent;
+    const job = await jobOf('new-1', res.json.data.jid);
+    expect(job.result).toMatchObject({ stdout: 'inline [redacted:db-prod]\n', stderr: '[redacted:db-prod]' });
   });
 
   test('an agent that does not list job.env gets no job: its child fails saying why', async () => {
