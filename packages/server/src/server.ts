@@ -72,6 +72,7 @@ import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
+import { accessControlOf } from './storage/open-access-control.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { deleteUserLeftovers } from './storage/user-leftovers.js';
@@ -450,6 +451,7 @@ export async function startServer(
         savedViews: new SavedViewsService(new SqlSavedViewRepository(database), systemClock),
         ...delegatedAuth(config.api, users, hasher),
         clients: new ClientsService(clients, clientGroups),
+        access: accessControlOf(config.api, users, database, clientGroups),
         clientGroups,
         tunnels,
         jobs,
