@@ -1,8 +1,30 @@
 import { AppError, ERROR_CODES, type CommandsRestricted } from '@svc/protocol';
-import { compileRestrictionPattern, type CompiledPattern } from './restriction-pattern.js';
+import {
+  compileRestrictionPattern,
+  firstMatch,
+  MatchTimeout,
+  MATCH_BUDGET_MS,
+  type CompiledPattern,
+} from './restriction-pattern.js';
 
 /** Longest script line deny rules are checked on; a longer line makes the script refused (bounded checking). */
 export const MAX_CHECKED_LINE = 4096;
+
+/** firstMatch, a timeout refusing the command rather than letting it through unchecked. */
+function matchOf(
+  patterns: readonly CompiledPattern[],
+  texts: readonly string[],
+): [number, number] | undefined {
+  try {
+    return firstMatch(patterns, texts);
+  } catch (err) {
+    if (!(err instanceof MatchTimeout)) throw err;
+    throw refused(
+      'Command refused: checking it against the restrictions of your user groups took too long',
+      `the patterns of commands_restricted may take at most ${MATCH_BUDGET_MS} ms per check`,
+    );
+  }
+}
 
 interface GroupCommandRule {
   group: string;
@@ -54,9 +76,9 @@ export class CommandRestriction {
 
   /** 403 ERR_COMMAND_RESTRICTED naming the deny rule matched, or the groups whose allow lists missed. */
   assertCommand(command: string): void {
-    this.assertNotDenied(command, 'command');
+    this.assertNotDenied([command], 'command');
     if (!this.restrictsAllowed) return;
-    for (const rule of this.rules) if (rule.allow?.some((p) => p.regex.test(command))) return;
+    for (const rule of this.rules) if (rule.allow && matchOf(rule.allow, [command])) return;
     throw refused(
       'Command refused: it matches no allow rule of your user groups',
       `groups ${this.rules.map((r) => `'${r.group}'`).join(', ')} (commands_restricted.allow); nothing was sent`,
@@ -75,22 +97,22 @@ export class CommandRestriction {
           'one by one instead',
       );
     if (!this.rules.some((rule) => rule.deny.length > 0)) return;
-    for (const line of text.split(/\r?\n/)) {
-      if (line.length > MAX_CHECKED_LINE)
-        throw refused(
-          'Script refused: a line is too long to check against the deny rules',
-          `lines of at most ${MAX_CHECKED_LINE} characters are checked (commands_restricted.deny)`,
-        );
-      this.assertNotDenied(line, 'script line');
-    }
+    const lines = text.split(/\r?\n/);
+    if (lines.some((line) => line.length > MAX_CHECKED_LINE))
+      throw refused(
+        'Script refused: a line is too long to check against the deny rules',
+        `lines of at most ${MAX_CHECKED_LINE} characters are checked (commands_restricted.deny)`,
+      );
+    this.assertNotDenied(lines, 'script line');
   }
 
-  private assertNotDenied(text: string, what: string): void {
+  private assertNotDenied(texts: readonly string[], what: string): void {
     for (const rule of this.rules) {
-      const hit = rule.deny.find((p) => p.regex.test(text));
+      const hit = matchOf(rule.deny, texts);
       if (hit)
         throw refused(
-          `Command refused by user group '${rule.group}': the ${what} matches deny rule ${JSON.stringify(hit.source)}`,
+          `Command refused by user group '${rule.group}': the ${what} matches deny rule ` +
+            JSON.stringify(rule.deny[hit[1]]?.source),
           'commands_restricted.deny wins over any allow rule; nothing was sent',
         );
     }

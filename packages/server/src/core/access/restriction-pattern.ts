@@ -1,13 +1,15 @@
+import vm from 'node:vm';
+
 /**
- * The regular expressions of `commands_restricted`, held to a shape whose matching time stays bounded: V8's
- * backtracking engine is exponential on nested repetition (`(a+)+`) and on repeated alternation (`(a|a)*`), and
- * polynomial in the number of repetitions, so a pattern is refused when
+ * The regular expressions of `commands_restricted`. V8's backtracking engine is exponential on nested repetition
+ * (`(a+)+`) and on repeated alternation (`(a|a)*`), and polynomial in the number of repetitions, so a pattern is
+ * refused when it is saved if
  * - a repeated group holds a repetition or an alternation,
  * - it has more than MAX_REPETITIONS repetitions (`*`, `+`, `{n,}`, `{n,m}` with m > 1),
  * - it uses a back-reference (`\1`, `\k<name>`).
- * With commands of at most 4,096 characters the worst case is then quadratic in the command's length.
+ * And matching itself runs under a time budget (`firstMatch`): a check that overruns refuses the command.
  */
-export const MAX_REPETITIONS = 2;
+export const MAX_REPETITIONS = 3;
 
 export interface CompiledPattern {
   source: string;
@@ -117,4 +119,42 @@ export function compileRestrictionPattern(source: string): CompiledPattern {
   const problem = shapeProblem(source);
   if (problem) throw new Error(`${JSON.stringify(source)}: ${problem}`);
   return { source, regex };
+}
+
+/** Matching time one check may take; past it the command or script is refused as not checkable. */
+export const MATCH_BUDGET_MS = 250;
+
+export class MatchTimeout extends Error {}
+
+// A context of its own only so that the match runs under vm's timeout, which interrupts a regular expression.
+const context = vm.createContext({ patterns: [] as RegExp[], texts: [] as string[], found: null });
+const scan = new vm.Script(
+  'found = null;' +
+    'outer: for (let t = 0; t < texts.length; t++)' +
+    '  for (let p = 0; p < patterns.length; p++)' +
+    '    if (patterns[p].test(texts[t])) { found = [t, p]; break outer; }',
+);
+
+/**
+ * The first (text, pattern) pair that matches, as indexes; undefined when none does. Throws MatchTimeout when
+ * the whole scan takes longer than MATCH_BUDGET_MS.
+ */
+export function firstMatch(
+  patterns: readonly CompiledPattern[],
+  texts: readonly string[],
+): [number, number] | undefined {
+  if (patterns.length === 0 || texts.length === 0) return undefined;
+  context.patterns = patterns.map((p) => p.regex);
+  context.texts = texts;
+  try {
+    scan.runInContext(context, { timeout: MATCH_BUDGET_MS });
+    return (context.found as [number, number] | null) ?? undefined;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new MatchTimeout();
+    throw err;
+  } finally {
+    context.patterns = [];
+    context.texts = [];
+    context.found = null;
+  }
 }
