@@ -51,7 +51,12 @@ describe.each(ALL_ENGINES)('storage contract on %s: user group scope and restric
   it('saving changes only the fields given and keeps the other keys of permissions', async () => {
     await userTablesDb(database, names)
       .insertInto('group_details_table')
-      .values({ name: 'web', permissions: '{"commands":true,"tunnels":false}' })
+      .values({
+        name: 'web',
+        permissions: '{"commands":true,"tunnels":false}',
+        commands_restricted: '{}',
+        tunnels_restricted: '{}',
+      })
       .execute();
     await repo.save('web', { clientGroups: ['web'] });
     expect(JSON.parse((await row('web'))?.permissions ?? '')).toEqual({
@@ -91,7 +96,12 @@ describe.each(ALL_ENGINES)('storage contract on %s: user group scope and restric
   it('a row written around the API that does not parse is an error naming the group, not "no limits"', async () => {
     await userTablesDb(database, names)
       .insertInto('group_details_table')
-      .values({ name: 'broken', commands_restricted: '{"allow":"^df"}' })
+      .values({
+        name: 'broken',
+        permissions: '{}',
+        commands_restricted: '{"allow":"^df"}',
+        tunnels_restricted: '{}',
+      })
       .execute();
     await expect(repo.policiesOf(['broken'])).rejects.toMatchObject({
       code: 'ERR_STORED_GROUP_POLICY_INVALID',

@@ -6,6 +6,14 @@ import type { ScopeMembers, StoredGroupPolicy } from './ports.js';
 import { storedPolicyInvalid } from './policy-errors.js';
 import { TunnelRestriction, compileTunnelRule, type TunnelFacts } from './tunnel-restriction.js';
 
+/**
+ * How long a user's access is reused. Policies and client groups changed on another node (or around the API)
+ * take effect within this time; client records changing (a client joining a group) are followed at once.
+ */
+export const ACCESS_TTL_MS = 1_000;
+/** Group sets remembered at once; past this the memory starts afresh. */
+const MAX_REMEMBERED = 1_000;
+
 /** What one user may reach and do: their client scope and command and tunnel restrictions. */
 export class UserAccess {
   static readonly UNLIMITED = new UserAccess(
@@ -56,13 +64,36 @@ export class UserAccess {
  * Policies are read on each call (they may change on another node); patterns are compiled once.
  */
 export class AccessControl {
+  /** Accesses by group set, each kept ACCESS_TTL_MS: GET /clients then needs no database read per request. */
+  private readonly remembered = new Map<string, { until: number; access: Promise<UserAccess> }>();
+
   constructor(
     private readonly policies: GroupPolicies,
     private readonly members: ScopeMembers,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    policies.onSave(() => this.remembered.clear());
+  }
 
-  async of(user: Pick<UserRecord, 'groups'>): Promise<UserAccess> {
-    if (isAdmin(user) || user.groups.length === 0 || !this.policies.stored) return UserAccess.UNLIMITED;
+  /** The access of a user; at most ACCESS_TTL_MS old (a save through this node's GroupPolicies: at once). */
+  of(user: Pick<UserRecord, 'groups'>): Promise<UserAccess> {
+    if (isAdmin(user) || user.groups.length === 0 || !this.policies.stored)
+      return Promise.resolve(UserAccess.UNLIMITED);
+    const key = [...user.groups].sort().join('\n');
+    const now = this.now();
+    const hit = this.remembered.get(key);
+    if (hit && hit.until > now) return hit.access;
+    if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+    const access = this.read(user.groups);
+    this.remembered.set(key, { until: now + ACCESS_TTL_MS, access });
+    access.catch(() => {
+      if (this.remembered.get(key)?.access === access) this.remembered.delete(key);
+    });
+    return access;
+  }
+
+  private async read(groups: readonly string[]): Promise<UserAccess> {
+    const user = { groups };
     const policies = await this.policies.of(user.groups);
     const byGroup = new Map(policies.map((p) => [p.group, p]));
     const scoped = user.groups.every((g) => byGroup.get(g)?.clientGroups != null);

@@ -38,7 +38,14 @@ export function validateGroupPolicy(group: string, raw: unknown): GroupPolicyCha
 
 /** The policies of user groups: read for access checks, saved after validation. */
 export class GroupPolicies {
+  private readonly saved = new Set<() => void>();
+
   constructor(private readonly repository: GroupPolicyRepository | undefined) {}
+
+  /** Calls `listener` after each save through this object (AccessControl drops what it remembered). */
+  onSave(listener: () => void): void {
+    this.saved.add(listener);
+  }
 
   /** Whether policies can be stored at all (the database user store with `[api] group_details_table`). */
   get stored(): boolean {
@@ -55,5 +62,6 @@ export class GroupPolicies {
     if (!this.repository)
       throw invalid('user group restrictions need the database user store with [api] group_details_table');
     await this.repository.save(group, change);
+    for (const listener of this.saved) listener();
   }
 }

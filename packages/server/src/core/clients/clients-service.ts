@@ -14,6 +14,8 @@ const noGroups: GroupClassifier = { classifier: () => Promise.resolve(() => []) 
 /** The clients API (spec 4.12) over the client directory; any authenticated user. */
 export class ClientsService {
   private readonly orders = new SortCache();
+  /** Each scope's records in id order, until a record changes (a scope object lives as long as its access). */
+  private readonly scoped = new WeakMap<ClientScope, { version: number; records: ClientRecord[] }>();
 
   constructor(
     private readonly directory: ClientDirectory,
@@ -34,7 +36,7 @@ export class ClientsService {
     const [first] = query.sort;
     let ordered: ClientRecord[] | undefined;
     if (query.sort.length === 1 && first?.field === 'id') {
-      ordered = first.direction === 'asc' ? byId() : byId().reverse();
+      ordered = first.direction === 'asc' ? byId() : [...byId()].reverse();
     } else {
       const key = query.sort.map((s) => `${s.direction === 'desc' ? '-' : ''}${s.field}`).join(',');
       ordered = this.orders.get(this.directory.version, key, () =>
@@ -74,13 +76,18 @@ export class ClientsService {
     };
   }
 
+  /** The scope's records in id order; shared until a record changes, so callers must not modify it. */
   private inScope(scope: ClientScope): ClientRecord[] {
-    const out: ClientRecord[] = [];
+    const { version } = this.directory;
+    const cached = this.scoped.get(scope);
+    if (cached?.version === version) return cached.records;
+    const records: ClientRecord[] = [];
     for (const id of scope.idsInOrder(this.directory.idsInOrder())) {
       const record = this.directory.get(id);
-      if (record) out.push(record);
+      if (record) records.push(record);
     }
-    return out;
+    this.scoped.set(scope, { version, records });
+    return records;
   }
 
   async get(id: string, fields?: readonly string[]): Promise<Partial<ListedClient>> {
