@@ -204,6 +204,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     auth: deps.auth,
     multi: deps.multiJobs,
     log: deps.logger,
+    access: deps.access,
   });
   app.addHook('preClose', (done) => {
     closeSockets();

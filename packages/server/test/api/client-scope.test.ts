@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WebSocket } from 'ws';
+import { basicHeader } from '../../../../test-support/api-client.js';
 import { ALL_ENGINES } from '../../../../test-support/databases.js';
 import { ADMIN, startTestServer, type SeedUser, type TestServer } from '../../../../test-support/server.js';
 import { GroupPolicies } from '../../src/core/access/group-policies.js';
@@ -136,6 +138,23 @@ describe.each(ALL_ENGINES)('client scope and restrictions of user groups on %s',
     );
     expect(union.status).toBe(200);
     await waitFor(() => runs() === before + 4, 10_000, 'bob’s run');
+  });
+
+  test('the WebSocket run is checked as POST /commands', async () => {
+    const before = runs();
+    const url = `${t.server.apiUrl?.replace(/^http/, 'ws')}/ws/commands`;
+    const ws = new WebSocket(url, {
+      headers: { authorization: basicHeader(ALICE.username, ALICE.password) },
+    });
+    const answer = new Promise<Json>((resolve, reject) => {
+      ws.once('message', (data) => resolve(JSON.parse((data as Buffer).toString('utf8'))));
+      ws.once('error', reject);
+    });
+    await new Promise((resolve) => ws.once('open', resolve));
+    ws.send(JSON.stringify({ command: 'uptime', client_ids: ['web-2', 'db-1'], timeout_sec: 5 }));
+    expect((await answer).errors[0]).toMatchObject({ code: 'ERR_CLIENTS_OUT_OF_SCOPE' });
+    ws.close();
+    expect(runs()).toBe(before);
   });
 
   test('commands: allow list, deny wins; scripts refused under an allow list; the scope first', async () => {

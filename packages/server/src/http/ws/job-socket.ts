@@ -12,7 +12,7 @@ import {
 } from '@svc/protocol';
 import type { OutputStream } from '../../core/jobs/job-watch.js';
 import type { ChildRef, MultiJobObserver } from '../../core/jobs/multi-job-runner.js';
-import type { MultiJobsService, StartedMultiJob } from '../../core/jobs/multi-jobs-service.js';
+import type { MultiJobsService, RunLink, StartedMultiJob } from '../../core/jobs/multi-jobs-service.js';
 import { parseBody } from '../body.js';
 import { toAppError } from '../errors.js';
 
@@ -61,6 +61,8 @@ export class JobSocketSession implements MultiJobObserver {
     private readonly username: string,
     private readonly multi: MultiJobsService,
     private readonly log: Log,
+    /** The caller's access check of the run (issue 28). */
+    private readonly link: RunLink = {},
   ) {
     const waiting = setTimeout(
       () => this.fail(new AppError('invalid', ERROR_CODES.requestTimeout, 'No request message received')),
@@ -114,8 +116,18 @@ export class JobSocketSession implements MultiJobObserver {
       );
       const started =
         this.kind === 'commands'
-          ? await this.multi.runCommand(body as z.output<typeof wsCommandRequestSchema>, this.username, this)
-          : await this.multi.runScript(body as z.output<typeof wsScriptRequestSchema>, this.username, this);
+          ? await this.multi.runCommand(
+              body as z.output<typeof wsCommandRequestSchema>,
+              this.username,
+              this,
+              this.link,
+            )
+          : await this.multi.runScript(
+              body as z.output<typeof wsScriptRequestSchema>,
+              this.username,
+              this,
+              this.link,
+            );
       this.started = started;
       if (this.closed) return void started.detach();
       this.deadline = setTimeout(
