@@ -73,6 +73,7 @@ import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { accessControlOf } from './storage/open-access-control.js';
+import type { UserAccess } from './core/access/access-control.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { deleteUserLeftovers } from './storage/user-leftovers.js';
@@ -310,7 +311,11 @@ export async function startServer(
     };
     const library = new LibraryService(new SqlLibraryScriptRepository(database), systemClock);
     const scheduleRepository = new SqlScheduleRepository(database);
-    const scheduleRuns = multiJobScheduleRuns(multiJobs, library);
+    // Set once the API's user store is open: the creator's limits are checked at each firing (issue 28).
+    let scheduleAccess: ((username: string) => Promise<UserAccess | undefined>) | undefined;
+    const scheduleRuns = multiJobScheduleRuns(multiJobs, library, (by) =>
+      Promise.resolve(scheduleAccess?.(by)),
+    );
     const scheduleClock = options.scheduleClock ?? systemClock;
     const schedules = new SchedulesService(scheduleRepository, scheduleRuns, scheduleClock);
     const scheduler = new Scheduler({
@@ -431,6 +436,13 @@ export async function startServer(
       });
       stopPendingLoginPurge = schedulePendingLoginPurge(secondFactor.login, logger);
       const ui = staticUiOf(config.api, logger);
+      const access = accessControlOf(config.api, users, database, clientGroups);
+      const userStore = users;
+      // A creator who no longer exists has no groups to read: their schedules run as before (unchecked).
+      scheduleAccess = async (name) => {
+        const creator = await userStore.find(name);
+        return creator ? access.of(creator) : undefined;
+      };
       const api = await buildApi({
         auth,
         secondFactor,
@@ -451,7 +463,7 @@ export async function startServer(
         savedViews: new SavedViewsService(new SqlSavedViewRepository(database), systemClock),
         ...delegatedAuth(config.api, users, hasher),
         clients: new ClientsService(clients, clientGroups),
-        access: accessControlOf(config.api, users, database, clientGroups),
+        access,
         clientGroups,
         tunnels,
         jobs,

@@ -23,6 +23,8 @@ const ALICE = user('alice', ['web-ops']);
 const BOB = user('bob', ['web-ops', 'db-ops']);
 /** Also in a group without a row: not scoped, not restricted by allow lists. */
 const CAROL = user('carol', ['web-ops', 'everyone']);
+/** The clock schedules are created and fired by; the test moves it and ticks. */
+const clock = { at: Date.parse('2030-03-04T10:00:30Z'), now: () => new Date(clock.at) };
 const as = (u: SeedUser) => ({ auth: { basic: [u.username, u.password] as [string, string] } });
 const ADMIN_AUTH = as(ADMIN);
 
@@ -37,6 +39,7 @@ describe.each(ALL_ENGINES)('client scope and restrictions of user groups on %s',
       users: [ADMIN, ALICE, BOB, CAROL],
       api: { group_details_table: 'group_details' },
       clientAuth: { source: 'static', entries: { 'agents-a': 'secret-a-123' } },
+      tuning: { scheduleClock: clock },
     });
     const agentOptions = () => ({
       url: `ws://127.0.0.1:${t.server.clientPort}`,
@@ -186,6 +189,34 @@ describe.each(ALL_ENGINES)('client scope and restrictions of user groups on %s',
     expect((await run(CAROL, 'db-1', 'cat /etc/hostname')).status).toBe(200);
     expect((await run(CAROL, 'db-1', 'ls -h')).status).toBe(403);
     await waitFor(() => runs() === before + 2, 10_000, 'the allowed commands to run');
+  });
+
+  test("a schedule's firing is checked against its creator's scope and restrictions", async () => {
+    const before = runs();
+    const schedule = async (body: Record<string, unknown>): Promise<string> => {
+      const res = await t.api.post(
+        '/schedules',
+        { name: `s-${Math.random()}`, schedule: '* * * * *', type: 'command', ...body },
+        as(ALICE),
+      );
+      expect(res.status, res.text).toBe(201);
+      return String(res.json.data.id);
+    };
+    const outside = await schedule({ command: 'uptime', client_ids: ['web-1', 'db-1'] });
+    const denied = await schedule({ command: 'uptime -h', client_ids: ['web-1'] });
+    clock.at += 60_000;
+    await t.server.tickSchedules();
+    const last = async (id: string): Promise<Json> =>
+      (await t.api.get(`/schedules/${id}/runs`, as(ALICE))).json.data[0];
+    expect(await last(outside)).toMatchObject({
+      outcome: 'failed',
+      reason: 'The run targets 1 client(s) outside your client scope: db-1',
+    });
+    expect((await last(denied)).outcome).toBe('failed');
+    expect((await last(denied)).reason).toMatch(/deny rule "-h"/);
+    expect(runs()).toBe(before);
+    for (const id of [outside, denied])
+      expect((await t.api.request('DELETE', `/schedules/${id}`, as(ALICE))).status).toBe(204);
   });
 
   test('tunnels: allow and deny rules, 403 naming the rule; 404 outside the scope', async () => {

@@ -1,6 +1,7 @@
 import { isAppError, type JobStatus } from '@svc/protocol';
 import type { JobStatusCounts } from '../jobs/ports.js';
-import type { MultiJobsService } from '../jobs/multi-jobs-service.js';
+import type { MultiJobsService, RunLink } from '../jobs/multi-jobs-service.js';
+import type { UserAccess } from '../access/access-control.js';
 import type { LibraryService } from '../library/library-service.js';
 import type { StoredSchedule } from './ports.js';
 
@@ -22,8 +23,16 @@ export interface ScheduleRuns {
 
 const DEFAULTS = { timeout_sec: 60, cwd: '', is_sudo: false, interpreter: '' };
 
-/** Runs through the multi-client jobs service; a library script's text and options are read at each firing. */
-export function multiJobScheduleRuns(multi: MultiJobsService, library: LibraryService): ScheduleRuns {
+/**
+ * Runs through the multi-client jobs service; a library script's text and options are read at each firing.
+ * `accessOf` gives the creator's client scope and restrictions (issue 28), checked at each firing, so a run that
+ * would now reach a client outside the creator's scope (or a command their groups no longer allow) is refused.
+ */
+export function multiJobScheduleRuns(
+  multi: MultiJobsService,
+  library: LibraryService,
+  accessOf: (username: string) => Promise<UserAccess | undefined> = () => Promise.resolve(undefined),
+): ScheduleRuns {
   return {
     async start(schedule) {
       const d = schedule.definition;
@@ -41,8 +50,12 @@ export function multiJobScheduleRuns(multi: MultiJobsService, library: LibrarySe
         execute_concurrently: d.execute_concurrently,
         abort_on_error: d.abort_on_error,
       };
-      const link = { scheduleId: schedule.id };
       const by = schedule.created_by;
+      const access = await accessOf(by);
+      const link: RunLink = {
+        scheduleId: schedule.id,
+        ...(access ? { check: (run) => access.assertRun(run) } : {}),
+      };
       if (d.type === 'command')
         return multi.runCommand(
           { ...targeting, ...DEFAULTS, ...given, command: d.command ?? '' },
