@@ -6,6 +6,10 @@
  *    `membersOf` (what POST /commands with group_ids calls) for all 100 groups and for 5 groups, and `get` of a
  *    group with half the clients as members: after a client's tags change (it moves out of or into groups), after
  *    a change no group rule reads, and with nothing changed.
+ *    Scoped listing (issue 28 §2): GET /clients's work in core — the caller's access (user group policies read from
+ *    SQLite's group_details, the scope's member sets) and ClientsService.list of the default page — for an
+ *    administrator (unscoped) and for users scoped to the 5,000-member group and to all 100 groups (every client).
+ *    Target: the scoped list costs at most 10 % of the unscoped one's throughput.
  * 2. API, real processes: one svcd and BENCH_CLIENTS simulated agents (bench/support, the agent's own link code).
  *    100 groups are created with POST /client-groups; times GET /client-groups/{id} of the 5,000-member group and
  *    GET /clients?filter[groups]=<all 100 ids>&page[limit]=1 (every client against every group, as group_ids
@@ -21,7 +25,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { clientGroupParamsSchema, type Hello } from '../packages/protocol/src/index.js';
+import { clientGroupParamsSchema, parseListQuery, type Hello } from '../packages/protocol/src/index.js';
+import { AccessControl } from '../packages/server/src/core/access/access-control.js';
+import { GroupPolicies } from '../packages/server/src/core/access/group-policies.js';
+import { CLIENT_LIST } from '../packages/server/src/core/clients/client-list.js';
+import { ClientsService } from '../packages/server/src/core/clients/clients-service.js';
+import { SqlGroupPolicyRepository } from '../packages/server/src/storage/group-policy-repository.js';
+import { ensureUserTables } from '../packages/server/src/storage/user-tables.js';
 import { systemClock } from '../packages/server/src/core/auth/ports.js';
 import { ClientGroupsService } from '../packages/server/src/core/client-groups/client-groups-service.js';
 import { CachedClientDirectory } from '../packages/server/src/core/clients/cached-client-directory.js';
@@ -47,7 +57,7 @@ import {
 } from './support/report.js';
 import { simulatedAttributes } from './support/simulated-attributes.js';
 
-const TARGETS = { maxResolveMs: 50, maxBigGroupP99Ms: 50 };
+const TARGETS = { maxResolveMs: 50, maxBigGroupP99Ms: 50, maxScopeCostPercent: 10 };
 const SETTINGS = loadSettings(10_000);
 const CLIENTS = SETTINGS.clients;
 const REQUESTS = envNumber('BENCH_REQUESTS', 300, 100_000);
@@ -184,6 +194,26 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
   const resolveAllWarm = await timeAsync(CORE_RUNS, () => service.membersOf(ids));
   const getBigWarm = await timeAsync(CORE_RUNS, () => service.get(BIG_GROUP));
   await directory.flush();
+
+  const tables = { userTable: 'users', groupTable: 'groups', groupDetailsTable: 'group_details' };
+  await ensureUserTables(database, tables);
+  const policies = new GroupPolicies(new SqlGroupPolicyRepository(database, tables));
+  await policies.save('scoped-big', { client_groups: [BIG_GROUP] });
+  await policies.save('scoped-all', { client_groups: ids });
+  const access = new AccessControl(policies, service);
+  const clients = new ClientsService(directory, service);
+  const page = parseListQuery({}, CLIENT_LIST);
+  const listAs = (groups: string[]) => async () => clients.list(page, (await access.of({ groups })).scope);
+  const scopedCount = (await listAs(['scoped-all'])()).count;
+  const inAll = (await service.membersOf(ids)).length;
+  if (scopedCount !== inAll) throw new Error(`scoped to all groups: ${scopedCount} listed, ${inAll} members`);
+  await timeAsync(20, listAs(['Administrators']));
+  const listAdmin = await timeAsync(CORE_RUNS, listAs(['Administrators']));
+  const listBig = await timeAsync(CORE_RUNS, listAs(['scoped-big']));
+  const listAll = await timeAsync(CORE_RUNS, listAs(['scoped-all']));
+  // Throughput is 1 / mean time; the cost is the throughput lost against the unscoped listing.
+  const cost = (scoped: LatencySummary) => (1 - listAdmin.mean / scoped.mean) * 100;
+  const worstCost = Math.max(cost(listBig), cost(listAll));
   return {
     rows: [
       [
@@ -195,6 +225,9 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
       [`membersOf(100 groups) after a tunnels change`, fixed(resolveAllTunnels)],
       [`membersOf(100 groups), clients unchanged`, fixed(resolveAllWarm)],
       [`get('${BIG_GROUP}'), clients unchanged`, fixed(getBigWarm)],
+      [`GET /clients default page in core, administrator (unscoped)`, fixed(listAdmin)],
+      [`... scoped to '${BIG_GROUP}', cost ${cost(listBig).toFixed(1)} %`, fixed(listBig)],
+      [`... scoped to all 100 groups (${inAll} clients), cost ${cost(listAll).toFixed(1)} %`, fixed(listAll)],
     ],
     checks: [
       {
@@ -202,6 +235,12 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
         value: `${resolveAll.p99.toFixed(2)} ms`,
         limit: `<= ${TARGETS.maxResolveMs} ms`,
         pass: resolveAll.p99 <= TARGETS.maxResolveMs,
+      },
+      {
+        target: `GET /clients throughput lost by a scoped user's access check and scope (core, ${CLIENTS} clients)`,
+        value: `${worstCost.toFixed(1)} %`,
+        limit: `<= ${TARGETS.maxScopeCostPercent} %`,
+        pass: worstCost <= TARGETS.maxScopeCostPercent,
       },
     ],
     figures: {
@@ -211,6 +250,9 @@ async function core(): Promise<{ rows: string[][]; checks: Check[]; figures: Rec
       resolveAllTunnels,
       resolveAllWarm,
       getBigWarm,
+      listAdmin,
+      listBig,
+      listAll,
       members: all.length,
     },
   };

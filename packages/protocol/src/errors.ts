@@ -117,6 +117,11 @@ export const ERROR_CODES = {
   delegatedUserUnknown: 'ERR_DELEGATED_USER_UNKNOWN',
   gone: 'ERR_GONE',
   scheduleNotFound: 'ERR_SCHEDULE_NOT_FOUND',
+  clientsOutOfScope: 'ERR_CLIENTS_OUT_OF_SCOPE',
+  commandRestricted: 'ERR_COMMAND_RESTRICTED',
+  tunnelRestricted: 'ERR_TUNNEL_RESTRICTED',
+  invalidGroupPolicy: 'ERR_INVALID_GROUP_POLICY',
+  storedGroupPolicyInvalid: 'ERR_STORED_GROUP_POLICY_INVALID',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -16,6 +16,7 @@ export * from './api/tunnels.js';
 export * from './api/library.js';
 export * from './api/vault.js';
 export * from './api/client-groups.js';
+export * from './api/group-policy.js';
 export * from './api/two-factor.js';
 export * from './api/me.js';
 export * from './api/clients.js';

@@ -72,6 +72,8 @@ import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
+import { accessControlOf } from './storage/open-access-control.js';
+import type { UserAccess } from './core/access/access-control.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { deleteUserLeftovers } from './storage/user-leftovers.js';
@@ -313,8 +315,13 @@ export async function startServer(
     const scheduleRepository = new SqlScheduleRepository(database);
     /** Set once the users are open (below): a schedule's vault references are resolved as its owner. */
     let scheduleOwners: UserStore | undefined;
-    const scheduleRuns = multiJobScheduleRuns(multiJobs, library, (name) =>
-      scheduleOwners ? scheduleOwners.find(name) : Promise.resolve(undefined),
+    // Set once the API's user store is open: the creator's limits are checked at each firing (issue 28).
+    let scheduleAccess: ((username: string) => Promise<UserAccess | undefined>) | undefined;
+    const scheduleRuns = multiJobScheduleRuns(
+      multiJobs,
+      library,
+      (name) => (scheduleOwners ? scheduleOwners.find(name) : Promise.resolve(undefined)),
+      (by) => Promise.resolve(scheduleAccess?.(by)),
     );
     const scheduleClock = options.scheduleClock ?? systemClock;
     const schedules = new SchedulesService(scheduleRepository, scheduleRuns, scheduleClock);
@@ -437,6 +444,13 @@ export async function startServer(
       });
       stopPendingLoginPurge = schedulePendingLoginPurge(secondFactor.login, logger);
       const ui = staticUiOf(config.api, logger);
+      const access = accessControlOf(config.api, users, database, clientGroups);
+      const userStore = users;
+      // A creator who no longer exists has no groups to read: their schedules run as before (unchecked).
+      scheduleAccess = async (name) => {
+        const creator = await userStore.find(name);
+        return creator ? access.of(creator) : undefined;
+      };
       const api = await buildApi({
         auth,
         secondFactor,
@@ -457,6 +471,7 @@ export async function startServer(
         savedViews: new SavedViewsService(new SqlSavedViewRepository(database), systemClock),
         ...delegatedAuth(config.api, users, hasher),
         clients: new ClientsService(clients, clientGroups),
+        access,
         clientGroups,
         tunnels,
         jobs,

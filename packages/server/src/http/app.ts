@@ -16,6 +16,7 @@ import type { MeService } from '../core/users/me-service.js';
 import type { ApiTokensService } from '../core/api-tokens/api-tokens-service.js';
 import type { SavedViewsService } from '../core/saved-views/saved-views-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
+import { registerAccess } from './access.js';
 import { registerAuthHook } from './auth.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { serveStaticUi, type SpaFallback, type StaticUi } from './static-ui.js';
@@ -59,6 +60,7 @@ import { vaultRoutes } from './routes/vault.js';
 import { auditLogRoutes } from './routes/auditlog.js';
 import { auditRequests } from './audit-hook.js';
 import type { AuditLog } from '../core/audit/audit-log.js';
+import type { AccessControl } from '../core/access/access-control.js';
 import type { AuditService } from '../core/audit/audit-service.js';
 
 export interface ApiDeps {
@@ -81,6 +83,8 @@ export interface ApiDeps {
   multiJobs: MultiJobsService;
   schedules: SchedulesService;
   alerts: AlertsService;
+  /** Client scopes and command/tunnel restrictions of user groups (issue 28); every user unlimited without. */
+  access?: AccessControl | undefined;
   /** GET /auditlog; `log` (when `[audit] enabled`) records the audited requests. */
   audit: {
     service: AuditService;
@@ -157,6 +161,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
+      registerAccess(api, deps.access);
       statusRoutes(api, deps.getStatus);
       loginRoutes(api, deps.auth, {
         ...(deps.secondFactor ? { twoFactor: deps.secondFactor.login } : {}),
@@ -189,6 +194,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
+      registerAccess(api, deps.access);
       multiScriptRoute(api, deps.multiJobs, deps.library);
       done();
     },
@@ -198,6 +204,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     auth: deps.auth,
     multi: deps.multiJobs,
     log: deps.logger,
+    access: deps.access,
   });
   app.addHook('preClose', (done) => {
     closeSockets();

@@ -68,7 +68,7 @@ export async function sendResult(agent: TestAgent, jid: string, output: Output):
 
 /** A connected test agent that answers job.run per its behaviour and sends results on its own channel. */
 export async function startJobAgent(
-  t: GatewayServer,
+  t: Pick<GatewayServer, 'agent'>,
   id: string,
   hello: HelloOverrides = {},
 ): Promise<JobAgent> {

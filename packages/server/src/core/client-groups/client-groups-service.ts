@@ -12,6 +12,7 @@ import type { ClientRecord } from '../clients/client-record.js';
 import type { ClientDirectory } from '../clients/client-directory.js';
 import type { ClientEvents } from '../clients/client-events.js';
 import type { GroupClassifier } from '../clients/ports.js';
+import type { MemberSet, ScopeMembers } from '../access/ports.js';
 import { groupErrors } from './group-errors.js';
 import { GroupMemberIndex, type GroupMembers } from './member-index.js';
 import { compileGroupParams, matchView } from './membership.js';
@@ -26,7 +27,7 @@ const MEMBER_FIELDS = ['client_ids', 'num_clients', 'num_clients_connected'];
  * follows every record change, so a client whose tags change moves in or out at once. A member is any client
  * svcd knows, connected or not (as OpenRPort: "active" = not purged).
  */
-export class ClientGroupsService implements GroupClassifier {
+export class ClientGroupsService implements GroupClassifier, ScopeMembers {
   private readonly index: GroupMemberIndex;
 
   constructor(
@@ -110,6 +111,17 @@ export class ClientGroupsService implements GroupClassifier {
       groups.map((g) => this.index.of(g.params)),
       order,
     );
+  }
+
+  /** Client scopes (core/access): the member sets of the groups of these ids that exist. */
+  async memberSets(groupIds: readonly string[]): Promise<MemberSet[]> {
+    if (groupIds.length === 0) return [];
+    const groups = await this.repository.getMany([...new Set(groupIds)]);
+    return groups.map((g) => this.index.of(g.params));
+  }
+
+  unionInOrder(sets: readonly MemberSet[], idsInOrder: readonly string[]): string[] {
+    return this.index.unionInOrder(sets, idsInOrder);
   }
 
   /** For GET /clients: a function giving the ids of the groups a client is in, in group id order. */

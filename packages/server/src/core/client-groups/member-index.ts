@@ -130,7 +130,7 @@ export class GroupMemberIndex {
   }
 
   /** The clients in any of these groups, in `idsInOrder`'s order (the directory's), each once. */
-  unionInOrder(groups: readonly GroupMembers[], idsInOrder: readonly string[]): string[] {
+  unionInOrder(groups: readonly { all(): Iterable<string> }[], idsInOrder: readonly string[]): string[] {
     if (this.ranks?.of !== idsInOrder) {
       this.ranks = { of: idsInOrder, rank: new Map(idsInOrder.map((id, n) => [id, n])) };
     }

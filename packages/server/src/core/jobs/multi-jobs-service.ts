@@ -54,10 +54,23 @@ export interface StartedMultiJob extends JobCreated {
   detach(): void;
 }
 
-/** What a run belongs to (the schedule that started it), and whose vault rights resolve its env. */
+/** The run a caller asks for, as its access check sees it (targets resolved). */
+export interface RunToCheck {
+  targetIds: readonly string[];
+  /** The command, or the script's text. */
+  command: string;
+  isScript: boolean;
+}
+
+/**
+ * What a run belongs to (the schedule that started it), whose vault rights resolve its env, and the caller's
+ * access check (core/access).
+ */
 export interface RunLink {
   scheduleId?: string;
   requester?: RunRequester;
+  /** Throws to refuse the whole run before anything is stored or sent. */
+  check?: (run: RunToCheck) => void;
 }
 
 /** A run's overall status (see multiJobSchema). */
@@ -191,7 +204,12 @@ export class MultiJobsService {
    * A new run with the options of run `jid` on its clients that did not succeed (`failed`), or on every client
    * it has a child for (`all`); clients removed since are left out. 409 when no client is left.
    */
-  async rerun(jid: string, only: RerunSelection, createdBy: string): Promise<StartedMultiJob> {
+  async rerun(
+    jid: string,
+    only: RerunSelection,
+    createdBy: string,
+    link: RunLink = {},
+  ): Promise<StartedMultiJob> {
     const stored = await this.deps.multiJobs.get(jid, false);
     if (!stored) throw multiJobNotFound(jid);
     // Page by page, keeping only the client ids: a run on 10,000 clients never has all its output in memory.
@@ -202,8 +220,8 @@ export class MultiJobsService {
     if (known.length === 0) throw nothingToRerun(jid, only);
     const body = rerunBody(stored.summary, known);
     return 'script' in body
-      ? this.runScript(body.script, createdBy)
-      : this.runCommand(body.command, createdBy);
+      ? this.runScript(body.script, createdBy, undefined, link)
+      : this.runCommand(body.command, createdBy, undefined, link);
   }
 
   /**
@@ -278,13 +296,14 @@ export class MultiJobsService {
   ): Promise<StartedMultiJob> {
     if (this.closed)
       throw new AppError('unavailable', ERROR_CODES.shuttingDown, 'svcd is shutting down', 'try again later');
+    const targets = await resolveTargets(body, this.deps.clients, this.deps.groups);
+    link.check?.({ targetIds: targets.map((t) => t.id), command: what.command, isScript: what.is_script });
     // Before anything is stored: a locked vault or a refused entry leaves no run behind.
     const env = await resolveRunEnv(body.env, {
       source: this.deps.secrets,
       requester: link.requester,
       queued: body.queue_ttl !== undefined,
     });
-    const targets = await resolveTargets(body, this.deps.clients, this.deps.groups);
     const multiJob: MultiJobSummary = {
       jid: randomUUID(),
       started_at: this.deps.clock.now().toISOString(),

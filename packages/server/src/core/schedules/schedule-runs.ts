@@ -1,7 +1,8 @@
 import { AppError, ERROR_CODES, isAppError, isVaultReference, type JobStatus } from '@svc/protocol';
 import type { RunRequester } from '../jobs/run-env.js';
 import type { JobStatusCounts } from '../jobs/ports.js';
-import type { MultiJobsService } from '../jobs/multi-jobs-service.js';
+import type { MultiJobsService, RunLink } from '../jobs/multi-jobs-service.js';
+import type { UserAccess } from '../access/access-control.js';
 import type { LibraryService } from '../library/library-service.js';
 import type { StoredSchedule } from './ports.js';
 
@@ -36,11 +37,14 @@ const ownerGone = (username: string) =>
 /**
  * Runs through the multi-client jobs service; a library script's text and options are read at each firing, and
  * the vault references in env are resolved then too, with the rights of the schedule's owner (its creator).
+ * `accessOf` gives the creator's client scope and restrictions (issue 28), checked at each firing, so a run that
+ * would now reach a client outside the creator's scope (or a command their groups no longer allow) is refused.
  */
 export function multiJobScheduleRuns(
   multi: MultiJobsService,
   library: LibraryService,
   owners?: ScheduleOwners,
+  accessOf: (username: string) => Promise<UserAccess | undefined> = () => Promise.resolve(undefined),
 ): ScheduleRuns {
   return {
     async start(schedule) {
@@ -64,7 +68,12 @@ export function multiJobScheduleRuns(
         abort_on_error: d.abort_on_error,
         ...(d.env === undefined ? {} : { env: d.env }),
       };
-      const link = { scheduleId: schedule.id, ...(requester ? { requester } : {}) };
+      const access = await accessOf(by);
+      const link: RunLink = {
+        scheduleId: schedule.id,
+        ...(requester ? { requester } : {}),
+        ...(access ? { check: (run) => access.assertRun(run) } : {}),
+      };
       if (d.type === 'command')
         return multi.runCommand(
           { ...targeting, ...DEFAULTS, ...given, command: d.command ?? '' },

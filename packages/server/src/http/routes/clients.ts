@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { clientItemSchema, listedClientSchema, parseListQuery } from '@svc/protocol';
 import { CLIENT_ITEM, CLIENT_LIST } from '../../core/clients/client-list.js';
 import type { ClientsService } from '../../core/clients/clients-service.js';
+import { accessOf } from '../access.js';
 
 import { data, documented, empty, list, sparse, type ApiOperation } from '../openapi/operation.js';
 
@@ -31,12 +32,13 @@ const OPERATIONS = {
 export function clientRoutes(app: FastifyInstance, clients: ClientsService): void {
   app.get('/clients', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Query, CLIENT_LIST);
-    const { data, count } = await clients.list(query);
+    const { data, count } = await clients.list(query, (await accessOf(request)).scope);
     return { data, meta: { count } };
   });
 
   app.get<{ Params: { id: string } }>('/clients/:id', documented(OPERATIONS.get), async (request) => {
     const { fields } = parseListQuery(request.query as Query, CLIENT_ITEM);
+    (await accessOf(request)).assertClient(request.params.id);
     return { data: await clients.get(request.params.id, fields) };
   });
 
@@ -44,6 +46,7 @@ export function clientRoutes(app: FastifyInstance, clients: ClientsService): voi
     '/clients/:id',
     documented(OPERATIONS.delete),
     async (request, reply) => {
+      (await accessOf(request)).assertClient(request.params.id);
       await clients.delete(request.params.id);
       return reply.status(204).send();
     },

@@ -12,6 +12,7 @@ import {
 import { JOB_ITEM, JOB_LIST } from '../../core/jobs/job-list.js';
 import type { JobsService } from '../../core/jobs/jobs-service.js';
 import type { LibraryService } from '../../core/library/library-service.js';
+import { accessOf, scriptText } from '../access.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
 import { parseScriptRequest } from '../script-request.js';
@@ -85,23 +86,27 @@ export function commandRoutes(app: FastifyInstance, jobs: JobsService, library: 
   app.post<ClientParams>('/clients/:id/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(commandBodySchema, request.body);
     const { user } = callerOf(request);
+    (await accessOf(request)).assertCommandOn(request.params.id, body.command);
     return { data: await jobs.runCommand(request.params.id, body, user.username, user) };
   });
 
   app.post<ClientParams>('/clients/:id/scripts', documented(OPERATIONS.script), async (request) => {
     const body = await parseScriptRequest(request.body, SCRIPT_BODIES, library);
     const { user } = callerOf(request);
+    (await accessOf(request)).assertScriptOn(request.params.id, scriptText(body.script));
     return { data: await jobs.runScript(request.params.id, body, user.username, user) };
   });
 
   app.get<ClientParams>('/clients/:id/commands', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Query, JOB_LIST);
+    (await accessOf(request)).assertClient(request.params.id);
     const { data, count } = await jobs.list(request.params.id, query);
     return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
   });
 
   app.get<JobParams>('/clients/:id/commands/:jid', documented(OPERATIONS.get), async (request) => {
     const { fields } = parseListQuery(request.query as Query, JOB_ITEM);
+    (await accessOf(request)).assertClient(request.params.id);
     return { data: pickFields(await jobs.get(request.params.id, request.params.jid), fields) };
   });
 
@@ -109,6 +114,7 @@ export function commandRoutes(app: FastifyInstance, jobs: JobsService, library: 
     '/clients/:id/commands/:jid',
     documented(OPERATIONS.cancel),
     async (request, reply) => {
+      (await accessOf(request)).assertClient(request.params.id);
       const cancelled = await jobs.cancel(request.params.id, request.params.jid);
       return reply.code(202).send({ data: cancelled });
     },

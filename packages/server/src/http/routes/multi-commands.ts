@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { MULTI_JOB_CHILDREN, MULTI_JOB_ITEM, MULTI_JOB_LIST } from '../../core/jobs/multi-job-list.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import type { LibraryService } from '../../core/library/library-service.js';
+import { accessOf } from '../access.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
 import { wantsCsv, sendCsv, rerunSelection } from '../run-records.js';
@@ -109,7 +110,11 @@ export function multiCommandRoutes(
   app.post('/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(multiCommandBodySchema, request.body);
     const { user } = callerOf(request);
-    const { jid } = await multi.runCommand(body, user.username, undefined, { requester: user });
+    const access = await accessOf(request);
+    const { jid } = await multi.runCommand(body, user.username, undefined, {
+      requester: user,
+      check: (run) => access.assertRun(run),
+    });
     return { data: { jid } };
   });
 
@@ -148,7 +153,10 @@ export function multiCommandRoutes(
     documented(OPERATIONS.rerun),
     async (request) => {
       const only = rerunSelection(request.query);
-      const { jid } = await multi.rerun(request.params.jid, only, callerOf(request).user.username);
+      const access = await accessOf(request);
+      const { jid } = await multi.rerun(request.params.jid, only, callerOf(request).user.username, {
+        check: (run) => access.assertRun(run),
+      });
       return { data: { jid } };
     },
   );
@@ -174,7 +182,11 @@ export function multiScriptRoute(
   app.post('/scripts', documented(OPERATIONS.script), async (request) => {
     const body = await parseScriptRequest(request.body, bodies, library);
     const { user } = callerOf(request);
-    const { jid } = await multi.runScript(body, user.username, undefined, { requester: user });
+    const access = await accessOf(request);
+    const { jid } = await multi.runScript(body, user.username, undefined, {
+      requester: user,
+      check: (run) => access.assertRun(run),
+    });
     return { data: { jid } };
   });
 }

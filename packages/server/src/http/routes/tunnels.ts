@@ -4,6 +4,7 @@ import { applyListQuery, parseListQuery, tunnelOverviewSchema, tunnelSchema } fr
 import { z } from 'zod';
 import { parseTunnelRequest } from '../../core/tunnels/tunnel-request.js';
 import type { TunnelsService } from '../../core/tunnels/tunnels-service.js';
+import { accessOf } from '../access.js';
 import { callerOf } from '../auth.js';
 import { booleanParam } from '../query.js';
 import { TUNNEL_LIST } from '../../core/tunnels/tunnel-list.js';
@@ -72,7 +73,8 @@ function apiHostOf(request: FastifyRequest): string {
 export function tunnelRoutes(app: FastifyInstance, tunnels: TunnelsService): void {
   app.get('/tunnels', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Record<string, unknown>, TUNNEL_LIST);
-    const all = await tunnels.overview(callerOf(request).user);
+    const scope = (await accessOf(request)).scope;
+    const all = (await tunnels.overview(callerOf(request).user)).filter((t) => scope.has(t.client_id));
     // Ids and ports are strings on the wire (spec 2.12) but sort as numbers ("10" after "9").
     const { data, count } = applyListQuery(all, query, (item, field) =>
       NUMERIC_FIELDS.has(field) ? Number(item[field as keyof typeof item]) : item[field as keyof typeof item],
@@ -83,6 +85,11 @@ export function tunnelRoutes(app: FastifyInstance, tunnels: TunnelsService): voi
   app.put<ClientParams>('/clients/:id/tunnels', documented(OPERATIONS.open), async (request) => {
     const caller = callerOf(request).user;
     const tunnel = parseTunnelRequest(request.query as Record<string, unknown>);
+    (await accessOf(request)).assertTunnelOn(request.params.id, {
+      scheme: tunnel.scheme,
+      remotePort: tunnel.remote.port,
+      acl: tunnel.acl,
+    });
     return { data: await tunnels.open(caller, request.params.id, tunnel, apiHostOf(request)) };
   });
 
@@ -92,6 +99,7 @@ export function tunnelRoutes(app: FastifyInstance, tunnels: TunnelsService): voi
     async (request, reply) => {
       const caller = callerOf(request).user;
       const force = booleanParam(request.query, 'force');
+      (await accessOf(request)).assertClient(request.params.id);
       await tunnels.delete(caller, request.params.id, request.params.tunnelId, force);
       return reply.status(204).send();
     },

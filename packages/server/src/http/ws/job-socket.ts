@@ -13,7 +13,7 @@ import {
 } from '@svc/protocol';
 import type { OutputStream } from '../../core/jobs/job-watch.js';
 import type { ChildRef, MultiJobObserver } from '../../core/jobs/multi-job-runner.js';
-import type { MultiJobsService, StartedMultiJob } from '../../core/jobs/multi-jobs-service.js';
+import type { MultiJobsService, RunLink, StartedMultiJob } from '../../core/jobs/multi-jobs-service.js';
 import { parseBody } from '../body.js';
 import { toAppError } from '../errors.js';
 
@@ -63,6 +63,8 @@ export class JobSocketSession implements MultiJobObserver {
     private readonly user: RunRequester,
     private readonly multi: MultiJobsService,
     private readonly log: Log,
+    /** The caller's access check of the run (issue 28). */
+    private readonly link: Omit<RunLink, 'requester'> = {},
   ) {
     const waiting = setTimeout(
       () => this.fail(new AppError('invalid', ERROR_CODES.requestTimeout, 'No request message received')),
@@ -115,7 +117,7 @@ export class JobSocketSession implements MultiJobObserver {
         request,
       );
       const { username } = this.user;
-      const link = { requester: this.user };
+      const link: RunLink = { ...this.link, requester: this.user };
       const started =
         this.kind === 'commands'
           ? await this.multi.runCommand(body as z.output<typeof wsCommandRequestSchema>, username, this, link)

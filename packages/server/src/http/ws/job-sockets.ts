@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { AppError, ERROR_CODES } from '@svc/protocol';
+import { UserAccess, type AccessControl } from '../../core/access/access-control.js';
 import type { Authenticator } from '../../core/auth/authenticator.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { toAppError } from '../errors.js';
@@ -25,7 +26,7 @@ interface Log {
 export function serveJobSockets(
   server: Server,
   prefix: string,
-  deps: { auth: Authenticator; multi: MultiJobsService; log: Log },
+  deps: { auth: Authenticator; multi: MultiJobsService; log: Log; access?: AccessControl | undefined },
 ): () => void {
   const wss = new WebSocketServer({
     noServer: true,
@@ -49,9 +50,12 @@ export function serveJobSockets(
     try {
       checkOrigin(request);
       const caller = await authenticateUpgrade(deps.auth, request, url);
+      const access = deps.access ? await deps.access.of(caller.user) : UserAccess.UNLIMITED;
       const ending = request.headers.origin === undefined ? 'end-of-stream' : 'close-frame';
       wss.handleUpgrade(request, socket, head, (ws) => {
-        new JobSocketSession(ws, socket, ending, kind, caller.user, deps.multi, deps.log);
+        new JobSocketSession(ws, socket, ending, kind, caller.user, deps.multi, deps.log, {
+          check: (run) => access.assertRun(run),
+        });
       });
     } catch (err) {
       const appError = toAppError(err);
