@@ -16,9 +16,10 @@ export const AGENT_BUNDLE = join(ROOT, 'packages/agent/dist/svc.cjs');
 /**
  * Native addons are optional everywhere the agent uses them: AES-GCM stays on node's crypto without ssh2's
  * sshcrypto binding (see lazySsh2Crypto), the WebSocket masking on plain JS without bufferutil, and without
- * @svc/malloc-trim the agent keeps the free pages of its C heap after load.
+ * @svc/malloc-trim the agent keeps the free pages of its C heap after load, without @svc/native-spawn it starts its jobs
+ * with node's child_process.
  */
-const NATIVE_PACKAGES = /^(bufferutil|@svc\/malloc-trim)$/;
+const NATIVE_PACKAGES = /^(bufferutil|@svc\/malloc-trim|@svc\/native-spawn)$/;
 /**
  * ssh2 asks cpu-features only to order its default ciphers, and the agent names its own (AGENT_CIPHERS): both
  * bundles leave it out (one addon fewer to load).

@@ -184,11 +184,16 @@ export class WebSocketStream extends Duplex {
     callback();
   }
 
-  /** What is queued goes out before the close frame. */
+  /** What is queued goes out before the close frame, in the same socket write (one syscall, not two). */
   override _final(callback: (error?: Error | null) => void): void {
+    if (this.closeSent || !this.socket.writable) {
+      this.batch.flush();
+      return callback();
+    }
+    this.socket.cork();
     this.batch.flush();
-    if (this.closeSent || !this.socket.writable) return callback();
     this.sendClose(CLOSE_CODE.normal);
+    this.socket.uncork();
     // The peer answers with its close frame, which ends the readable side; a peer that never does is cut.
     const timer = setTimeout(() => this.socket.destroy(), CLOSE_TIMEOUT_MS);
     timer.unref();

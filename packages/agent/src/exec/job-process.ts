@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import type { Invocation } from './invocation.js';
+import { startJobChild } from './job-child.js';
 import { jobErrors } from './job-errors.js';
 import type { JobOutcome, JobOutput } from './job-output.js';
 import { setLongTimeout } from './long-timeout.js';
@@ -18,6 +18,8 @@ export interface ProcessSpec {
   killAtTimeout?: boolean;
   /** Between SIGTERM and SIGKILL of the process group; JOB_CANCEL_GRACE_MS unless a test shortens it. */
   killGraceMs?: number;
+  /** Start it with node's child_process even where posix_spawn is available (tests of both ways). */
+  nodeSpawn?: boolean;
 }
 
 export interface StartedProcess {
@@ -44,16 +46,9 @@ const SUDO_REFUSAL = /^sudo: /;
  * read and dropped so that it never blocks on a full pipe. Outside Windows the process leads its own process
  * group (detached), so a cancel or timeout_kill reaches every process it started.
  */
-export function startProcess(spec: ProcessSpec, output: JobOutput): Promise<StartedProcess> {
+export async function startProcess(spec: ProcessSpec, output: JobOutput): Promise<StartedProcess> {
   const { invocation, cwd, timeoutMs } = spec;
-  const child = spawn(invocation.file, invocation.args, {
-    cwd,
-    env: spec.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-    windowsVerbatimArguments: invocation.windowsVerbatimArguments,
-    detached: process.platform !== 'win32',
-  });
+  const child = await startJobChild({ invocation, cwd, env: spec.env }, spec.nodeSpawn);
   /** Set when svcd cancelled the job or timeout_kill fired: how the result ends once the process exits. */
   let killedAs: JobOutcome | undefined;
   child.stdout.on('data', (chunk: Buffer) => output.append('stdout', chunk));

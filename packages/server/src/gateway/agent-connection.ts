@@ -107,7 +107,7 @@ export class AgentConnection implements LiveConnection {
     ssh.on('close', () => {
       this.ended = true;
       for (const timer of this.timers) clearTimeout(timer);
-      this.peer?.close();
+      this.peer?.abandon();
       if (this.clientId !== undefined) {
         deps.connections.detach(this.clientId, this);
         deps.log.info({ client_id: this.clientId }, 'client disconnected');
