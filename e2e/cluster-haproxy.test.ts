@@ -75,6 +75,7 @@ async function writeNodeConfig(id: string, apiPort: number, clientPort: number):
     'jwt_secret = "cluster-haproxy-jwt-secret-0123456789"',
     // Every request comes from haproxy's address.
     'max_connections_per_address = 0',
+    'max_failed_login = 3',
     '[database]',
     `db_type = "${settings.db_type}"`,
     `db_name = "${settings.db_name}"`,
@@ -503,4 +504,19 @@ test('SIGTERM drains a cluster node too', async () => {
   expect((await node.svcd.exited).code).toBe(0);
   const after = await owners();
   expect(AGENT_IDS.every((id) => after[id] && after[id] !== node.id)).toBe(true);
+});
+
+test("a ban decided on one node holds on the others within 2 s (last: it bans the test's own address)", async () => {
+  const [decides, other] = [nodeAt(1), nodeAt(2)];
+  for (const user of ['nobody-1', 'nobody-2', 'nobody-3']) {
+    const res = await decides.api.get('/login', { auth: { basic: [user, 'wrong-password'] } });
+    expect(res.status, res.text).toBe(401);
+  }
+  const banned = Date.now();
+  await eventually(
+    `ban seen by ${other.id}`,
+    () => other.api.get('/login', { auth: ADMIN }),
+    (res) => res.status === 423,
+    2_000 - (Date.now() - banned),
+  );
 });

@@ -74,6 +74,7 @@ import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
 import { openUserStore } from './storage/open-user-store.js';
 import { SqlSessionStore } from './storage/session-store.js';
+import { sqlLoginThrottleStore } from './storage/login-throttle-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
@@ -430,7 +431,8 @@ export async function startServer(
             userLoginWaitMs: config.api.user_login_wait,
           },
           systemClock,
-          memoryLoginThrottleStore(),
+          // A cluster's nodes count failed logins and bans together, in the database they share.
+          config.cluster.enabled ? sqlLoginThrottleStore(database) : memoryLoginThrottleStore(),
         ),
       });
       const secondFactor = await buildSecondFactor(config, {
