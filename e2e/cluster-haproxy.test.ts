@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../test-support/databases.js';
-import { startSvcdProcess, writeAdminUserFile } from '../test-support/e2e-setup.js';
+import { writeAdminUserFile } from '../test-support/e2e-setup.js';
 import { startTestNats, type TestNats } from '../test-support/nats.js';
 import {
   SVCD_BIN,
@@ -29,6 +29,7 @@ import {
 const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const HEARTBEAT_MS = 500;
 const HAPROXY = '/usr/sbin/haproxy';
+const START_TIMEOUT_MS = 60_000;
 const NODE_IDS = ['svcd-1', 'svcd-2', 'svcd-3'];
 const AGENT_IDS = ['agent-1', 'agent-2', 'agent-3'];
 /** The ports the shipped haproxy config names: the two frontends, then each node's API and agent listener. */
@@ -94,8 +95,10 @@ async function writeNodeConfig(id: string, apiPort: number, clientPort: number):
 }
 
 async function startNode(node: Omit<Node, 'svcd'>): Promise<Node> {
-  const svcd = await startSvcdProcess(node.configPath, { cwd: join(dir, node.id) });
+  const svcd = startProcess(SVCD_BIN, ['-c', node.configPath], { cwd: join(dir, node.id) });
   processes.push(svcd);
+  // A restart during the rolling upgrade shares two cores with three nodes, haproxy and the agents.
+  await svcd.waitForLog('API listening', START_TIMEOUT_MS);
   fingerprint = String((await svcd.waitForLog('client listener started')).fingerprint);
   return { ...node, svcd };
 }
@@ -296,7 +299,7 @@ beforeAll(async () => {
     owners,
     (held) => new Set(AGENT_IDS.map((id) => held[id])).size === 3 && AGENT_IDS.every((id) => held[id]),
   );
-}, 150_000);
+}, 240_000);
 
 afterAll(async () => {
   for (const proc of processes.reverse()) await proc.stop();
@@ -492,7 +495,7 @@ test('rolling restart: each node drains (agents move through haproxy), restarts;
       status: 'successful',
     });
   }
-}, 150_000);
+}, 240_000);
 
 test('SIGTERM drains a cluster node too', async () => {
   const node = nodeAt(0);
