@@ -141,3 +141,11 @@ test('job.run is answered failed when the session has no job runner', async () =
     message: 'this agent cannot run jobs',
   });
 });
+
+test("svcd's reconnect notification ends the session and says why (a draining node)", async () => {
+  const { server, session } = setup();
+  expect(session.askedToReconnect).toBeUndefined();
+  server.notify('reconnect', { reason: 'svcd is draining' });
+  await expect(session.ended).resolves.toBe('svcd asked this agent to reconnect: svcd is draining');
+  expect(session.askedToReconnect).toBe('svcd is draining');
+});

@@ -109,6 +109,21 @@ program
   );
 
 program
+  .command('drain')
+  .description(
+    "rolling upgrade: ask a cluster node (this config's by default) to move its agents to the other nodes and stop",
+  )
+  .requiredOption('-c, --config <file>', 'svcd configuration file with the [cluster] section')
+  .option('--node <id>', 'the node to drain; default: [cluster] node_id of the config')
+  .action(async (opts: { config: string; node?: string }) => {
+    // Not cli/run.js, which loads the whole server.
+    const { loadDrainConfig, runDrainCommand } = await import('./cli/drain-command.js');
+    await runDrainCommand(loadDrainConfig(opts.config), opts.node, (line) =>
+      process.stdout.write(line + '\n'),
+    );
+  });
+
+program
   .command('example-config')
   .description('print an example configuration with every key, its default and what it does')
   .action(async () => {

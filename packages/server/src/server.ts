@@ -46,6 +46,7 @@ import type { LiveConnections } from './gateway/live-connections.js';
 import type { TunnelHost } from './gateway/tunnel-host.js';
 import { singleNodeSeam, type ClientSeam, type ClientSeamDeps } from './client-seam.js';
 import { clusterNodeId, clusterSeam, type ClusterNode } from './cluster/cluster-seam.js';
+import type { DrainOutcome } from './cluster/node-drain.js';
 import { buildApi } from './http/app.js';
 import { openAudit, type OpenedAudit } from './audit-wiring.js';
 import type { DelegatedAuth } from './http/routes/login.js';
@@ -75,6 +76,7 @@ import { openUserStore } from './storage/open-user-store.js';
 import { accessControlOf } from './storage/open-access-control.js';
 import type { UserAccess } from './core/access/access-control.js';
 import { SqlSessionStore } from './storage/session-store.js';
+import { sqlLoginThrottleStore } from './storage/login-throttle-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { deleteUserLeftovers } from './storage/user-leftovers.js';
 import { SqlTunnelRepository } from './storage/tunnel-repository.js';
@@ -113,6 +115,11 @@ export interface RunningServer {
   flushAudit(): Promise<void>;
   /** Re-reads the user file (SIGUSR1). */
   reloadUsers(): Promise<void>;
+  /**
+   * Cluster mode: stops taking agents, asks them to reconnect to other nodes and waits for them to move (bounded by
+   * `[cluster] drain_timeout`); undefined on a single node, which has nowhere to send them. close() follows.
+   */
+  drain(): Promise<DrainOutcome | undefined>;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
 }
@@ -144,6 +151,8 @@ export interface ServerOptions {
   scheduleClock?: Clock;
   /** Told of each schedule firing once recorded (tests, the schedules benchmark). */
   onScheduleFiring?: (firing: StoredFiring) => void;
+  /** Called when `svcd drain` asks this node to drain (cluster mode); the caller then stops it as on SIGTERM. */
+  drainRequested?: () => void;
   /** Waits of the memory reclaim after load (3 s quiet, 3 s between its collections); tests shorten them. */
   memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'>;
 }
@@ -415,6 +424,10 @@ export async function startServer(
       scheduleOwners = users;
       const jwtSecret =
         config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
+      if (config.cluster.enabled && !config.api.jwt_secret)
+        logger.warn(
+          '[api] jwt_secret is not set: this node signs tokens with a secret of its own, which the other nodes refuse; give every node the same jwt_secret',
+        );
       const apiTokenRepository = new SqlApiTokenRepository(database);
       const auth = new Authenticator({
         users,
@@ -432,7 +445,8 @@ export async function startServer(
             userLoginWaitMs: config.api.user_login_wait,
           },
           systemClock,
-          memoryLoginThrottleStore(),
+          // A cluster's nodes count failed logins and bans together, in the database they share.
+          config.cluster.enabled ? sqlLoginThrottleStore(database) : memoryLoginThrottleStore(),
         ),
       });
       const secondFactor = await buildSecondFactor(config, {
@@ -519,6 +533,8 @@ export async function startServer(
     } else {
       logger.info('API disabled: set [api] address to enable it');
     }
+    const { drainRequested } = options;
+    if (drainRequested) opened.cluster?.onDrainRequest(drainRequested);
     const metricsUrl = await startMetrics(config.api.metrics_address, metrics, opened, logger);
 
     // The listeners, the vault and the user store are open now.
@@ -555,6 +571,11 @@ export async function startServer(
       tickSchedules: () => scheduler.tick(),
       flushAudit: () => audit.log?.flush() ?? Promise.resolve(),
       reloadUsers: () => users?.reload() ?? Promise.resolve(),
+      async drain() {
+        const link = opened.clients;
+        if (!opened.cluster || !link) return undefined;
+        return opened.cluster.drain(() => link.stopAccepting());
+      },
       async close() {
         clearInterval(purge);
         stopClientPurge();

@@ -52,7 +52,9 @@ export interface AgentDeps {
 /** `638ms`, `6s`, `4m12s`: retry delays to the second once they pass one second. */
 const shortDuration = (ms: number) => (ms < 1000 ? `${ms}ms` : formatDuration(Math.round(ms / 1000) * 1000));
 
-type Attempt = { connected: true } | { connected: false; kind: LinkFailure | 'refused'; message: string };
+type Attempt =
+  | { connected: true; reconnectNow?: string }
+  | { connected: false; kind: LinkFailure | 'refused'; message: string };
 
 /**
  * Keeps one link to svcd: connects, says hello, and after any failure or disconnect tries again with
@@ -132,6 +134,11 @@ export class Agent {
     while (!this.stopping) {
       const attempt = await this.connectOnce();
       if (this.stopping) break;
+      if (attempt.connected && attempt.reconnectNow !== undefined) {
+        // A draining node: the load balancer hands the next connection to another node, so no wait.
+        this.log.info({ server, reason: attempt.reconnectNow }, 'svcd asked to reconnect; reconnecting now');
+        continue;
+      }
       // A wrong fingerprint will not fix itself; retry rarely instead of hammering svcd.
       const wrongKey = !attempt.connected && attempt.kind === 'fingerprint';
       const cap = wrongKey ? this.backoff.maxMs : this.backoff.currentCapMs;
@@ -203,6 +210,11 @@ export class Agent {
     this.jobs.detach();
     session.stop();
     if (this.stopping) return { connected: true };
+    const asked = session.askedToReconnect;
+    if (asked !== undefined) {
+      link.close();
+      return { connected: true, reconnectNow: asked };
+    }
     // svcd went silent or dropped us: cut the socket instead of waiting for a polite close that may not come.
     link.destroy();
     this.log.warn({ server, reason }, `disconnected from svcd: ${reason}`);

@@ -41,6 +41,7 @@ export class ControlSession {
   private readonly timers = new Set<NodeJS.Timeout>();
   private lastFacts = '';
   private stopped = false;
+  private reconnectReason: string | undefined;
   private markEnded: (reason: string) => void = () => undefined;
   readonly ended = new Promise<string>((resolve) => (this.markEnded = resolve));
 
@@ -58,6 +59,10 @@ export class ControlSession {
     const { allowList, logger } = options;
     this.peer
       .on('ping', () => ({}))
+      .on('reconnect', ({ reason }) => {
+        this.reconnectReason = reason;
+        this.end(`svcd asked this agent to reconnect: ${reason}`);
+      })
       .on('tunnel.allowed', async ({ host, port }) => {
         const allowed = await allowList.allows(host, port);
         logger.debug({ host, port, allowed }, 'tunnel target checked against tunnel_allowed');
@@ -86,6 +91,11 @@ export class ControlSession {
         if (!options.jobs) throw new ControlError(CONTROL_ERRORS.failed, 'this agent cannot run jobs');
         return { running: options.jobs.cancel(jid) };
       });
+  }
+
+  /** svcd's reason when it asked this agent to reconnect at once (a draining node); undefined otherwise. */
+  get askedToReconnect(): string | undefined {
+    return this.reconnectReason;
   }
 
   /** Sends hello with fresh facts; rejects with a ControlError when svcd refuses (e.g. already_connected). */

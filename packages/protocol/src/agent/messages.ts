@@ -91,6 +91,9 @@ export type FactsUpdate = z.infer<typeof factsUpdateSchema>;
 
 export const emptySchema = z.strictObject({});
 
+/** Why svcd asks the agent to connect again (shown in the agent's log). */
+export const reconnectSchema = z.object({ reason: z.string().check(z.maxLength(500)) });
+
 export const tunnelTargetSchema = z.object({
   host: z.string().check(z.minLength(1), z.maxLength(255)),
   port: z.int().check(z.gte(1), z.lte(65535)),
@@ -109,6 +112,12 @@ export const CONTROL_MESSAGES = {
   hello: { from: 'agent', payload: helloSchema, reply: helloReplySchema },
   /** agent → server notification when tags, labels or facts change. */
   'facts.update': { from: 'agent', payload: factsUpdateSchema, reply: undefined },
+  /**
+   * server → agent notification: this node is draining (rolling upgrade); close the link and connect again at
+   * once, without backoff, so the load balancer hands the agent to another node. Running jobs keep running and
+   * their results go to the new node.
+   */
+  reconnect: { from: 'server', payload: reconnectSchema, reply: undefined },
   /** either way; liveness. */
   ping: { from: 'both', payload: emptySchema, reply: emptySchema },
   /** server → agent: can the agent open a TCP connection to host:port? */

@@ -4,6 +4,9 @@ import { startServer, type RunningServer } from '../server.js';
 import { resolveConfigPaths } from './resolve-paths.js';
 import { reportOpenFileLimit, surviveDescriptorExhaustion } from './open-file-limit.js';
 
+/** What the stop after a drain may take (onShutdown's default for the whole stop). */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
 /** Loads a config file; keys written for OpenRPort that svcd ignores are reported on stderr. */
 export function loadConfig(path: string): SvcdConfig {
   const warn = (message: string) => process.stderr.write(`svcd: warning: ${path}: ${message}\n`);
@@ -33,12 +36,19 @@ export async function runServer(config: SvcdConfig): Promise<RunningServer> {
       (err: unknown) => logger.error({ err }, 'user file reload failed; keeping the users loaded before'),
     );
   });
-  onShutdown(async (signal) => {
-    logger.info({ signal }, 'shutting down');
-    await started.server?.close();
-    logger.info('stopped');
-  });
-  started.server = await startServer(config, logger).catch((err: unknown) => {
+  onShutdown(
+    async (signal) => {
+      logger.info({ signal }, 'shutting down');
+      // In a cluster the agents first move to the other nodes (rolling upgrade); a single node just stops.
+      await started.server?.drain();
+      await started.server?.close();
+      logger.info('stopped');
+    },
+    config.cluster.enabled ? { timeoutMs: config.cluster.drain_timeout + SHUTDOWN_TIMEOUT_MS } : {},
+  );
+  // `svcd drain` (over NATS) stops the node the way SIGTERM does.
+  const drainRequested = () => process.kill(process.pid, 'SIGTERM');
+  started.server = await startServer(config, logger, { drainRequested }).catch((err: unknown) => {
     const explained = explainStartError(err, config);
     // Also in [logging] log_file; main writes the same message to stderr and exits non-zero.
     logger.error(

@@ -11,6 +11,9 @@ import { ClusterClientEvents } from './cluster-client-events.js';
 import { connectNats } from './nats-connection.js';
 import { NatsDispatch } from './nats-dispatch.js';
 import { Presence, type NodeInfo } from './presence.js';
+import { drainNode, type DrainOutcome } from './node-drain.js';
+import { drainSubject, drainedSubject, type DrainAccepted } from './drain-request.js';
+import { encodeJson } from './dispatch-wire.js';
 
 /** How long a node may take to answer a command sent over NATS. */
 const DISPATCH_TIMEOUT_MS = 10_000;
@@ -27,6 +30,13 @@ export interface ClusterNode {
   nodeId: string;
   /** GET /status `cluster`: the nodes whose presence has not expired, with their state. */
   status(): Promise<NonNullable<StatusData['cluster']>>;
+  /**
+   * Rolling upgrade: stops taking agents (`stopAccepting`), asks this node's agents to reconnect elsewhere and
+   * waits for them to move (at most `[cluster] drain_timeout`); tells a waiting `svcd drain` how it went.
+   */
+  drain(stopAccepting: () => void): Promise<DrainOutcome>;
+  /** Calls `handler` when `svcd drain` asks this node to drain (it then stops as on SIGTERM). */
+  onDrainRequest(handler: () => void): void;
   close(): Promise<void>;
 }
 
@@ -99,6 +109,7 @@ export async function clusterSeam(
         .finally(() => (refreshing = false));
     }, cluster.heartbeat_interval);
     refresh.unref();
+    let drainRequests: { unsubscribe(): void } | undefined;
     const node: ClusterNode = {
       nodeId,
       async status() {
@@ -111,7 +122,33 @@ export async function clusterSeam(
             .sort((a, b) => a.node_id.localeCompare(b.node_id)),
         };
       },
+      async drain(stopAccepting) {
+        const outcome = await drainNode({
+          nodeId,
+          stopAccepting,
+          connections,
+          owner: (clientId) => presence.owner(clientId),
+          timeoutMs: cluster.drain_timeout,
+          log: deps.log,
+        });
+        nc.publish(drainedSubject(cluster.nats_prefix, nodeId), encodeJson(outcome));
+        await nc.flush().catch(() => undefined);
+        return outcome;
+      },
+      onDrainRequest(handler) {
+        const subscription = nc.subscribe(drainSubject(cluster.nats_prefix, nodeId));
+        drainRequests = subscription;
+        void (async () => {
+          for await (const message of subscription) {
+            const accepted: DrainAccepted = { node_id: nodeId, clients: connections.size };
+            message.respond(encodeJson(accepted));
+            deps.log.info(accepted, 'svcd drain asked this node to drain');
+            handler();
+          }
+        })();
+      },
       async close() {
+        drainRequests?.unsubscribe();
         clearInterval(refresh);
         dispatch.close();
         events.close();

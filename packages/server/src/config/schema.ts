@@ -699,6 +699,12 @@ const clusterSection = z
       .refine((ms) => ms >= 100 && ms <= 60_000, 'must be between 100ms and 1m')
       .prefault('5s')
       .describe('How often the node renews its presence; a node silent for 3 intervals counts as gone.'),
+    drain_timeout: durationSchema
+      .refine((ms) => ms >= 0 && ms <= 600_000, 'must be between 0s and 10m')
+      .prefault('30s')
+      .describe(
+        'On SIGTERM or `svcd drain`: how long the node waits for its agents to move to other nodes before it exits.',
+      ),
   })
   .superRefine(...sectionRules(clusterRules))
   .describe('Several svcd nodes as one (PostgreSQL or MySQL + NATS with JetStream).');

@@ -133,6 +133,10 @@ export class AgentConnection implements LiveConnection {
     this.after(graceMs, () => this.stream.destroy());
   }
 
+  askToReconnect(reason: string): void {
+    this.peer?.notify('reconnect', { reason });
+  }
+
   /** Cuts the link at once (dead or misbehaving peer). */
   drop(reason: string): void {
     if (this.ended) return;

@@ -88,6 +88,8 @@ export interface AgentLinkStats {
 export interface AgentLink {
   readonly port: number;
   stats(): AgentLinkStats;
+  /** Closes the listener to new agents; the connected ones stay (drain). */
+  stopAccepting(): void;
   /** Stops accepting, closes every agent connection (clients marked disconnected and saved), then the listener. */
   close(): Promise<void>;
 }
@@ -148,6 +150,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
       refusals: refusals.snapshot(),
       tunnels: tunnelTraffic.totals(),
     }),
+    stopAccepting: () => listener.stopAccepting(),
     close: () =>
       (closing ??= (async () => {
         listener.stopAccepting();

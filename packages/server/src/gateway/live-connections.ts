@@ -21,6 +21,8 @@ export interface LiveConnection {
    * close its side before the link is cut (the connection's own default when absent).
    */
   close(reason: string, graceMs?: number): void;
+  /** Asks the agent to connect again at once (a draining node); absent where the link cannot say it. */
+  askToReconnect?(reason: string): void;
   /** Tunnels through this connection; absent where the link cannot carry them. */
   readonly tunnels?: TunnelAgent;
   /** Jobs through this connection; absent where the link cannot run them. */
@@ -125,6 +127,27 @@ export class LiveConnections {
       this.drop(id, held, reason, { at, save: false }, SHUTDOWN_GRACE_MS);
     }
     await this.directory.storeDisconnected(ids, at);
+  }
+
+  /**
+   * Drain: lets go of every connection, stores the clients disconnected (one batch write), and only then asks each
+   * agent to reconnect and closes its link, so that the row the node it moves to writes comes after this node's.
+   * Resolves with the ids it held.
+   */
+  async moveAll(reason: string): Promise<string[]> {
+    const at = this.clock.now();
+    const held = [...this.live];
+    for (const [id, { epoch }] of held) {
+      this.live.delete(id);
+      this.directory.detach(id, epoch, { at, save: false });
+    }
+    const ids = held.map(([id]) => id);
+    await this.directory.storeDisconnected(ids, at);
+    for (const [, { connection }] of held) {
+      connection.askToReconnect?.(reason);
+      connection.close(reason);
+    }
+    return ids;
   }
 
   private drop(

@@ -409,6 +409,28 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.createIndex('audit_log_timestamp_idx').on('audit_log').column('timestamp').execute();
     },
   },
+  {
+    name: '022_login_throttle',
+    async up(db, engine) {
+      // Failed logins and bans in the shared database, so that a ban on one node of a cluster holds on all.
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('login_throttle')
+          .addColumn('kind', 'varchar(16)', (col) => col.notNull())
+          // A user name (150) and an address (45) with a newline between them.
+          .addColumn('key', 'varchar(200)', (col) => col.notNull())
+          .addColumn('value', 'varchar(200)', (col) => col.notNull())
+          .addColumn('expires_at', 'bigint', (col) => col.notNull())
+          .addPrimaryKeyConstraint('login_throttle_pk', ['kind', 'key']),
+      ).execute();
+      await db.schema
+        .createIndex('login_throttle_expires_at_idx')
+        .on('login_throttle')
+        .column('expires_at')
+        .execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

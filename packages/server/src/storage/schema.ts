@@ -337,3 +337,17 @@ export interface AuditLogTable {
 export interface StorageSchema {
   audit_log: AuditLogTable;
 }
+
+/** The login throttle's records (migration 022_login_throttle): shared by the nodes of a cluster. */
+export interface LoginThrottleTable {
+  /** Which of the throttle's record sets: `address`, `user_at_address` or `user`. */
+  kind: string;
+  key: string;
+  /** The record as JSON. */
+  value: string;
+  expires_at: EpochMillis;
+}
+
+export interface StorageSchema {
+  login_throttle: LoginThrottleTable;
+}

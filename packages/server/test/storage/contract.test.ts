@@ -103,6 +103,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '015_schedules',
           '016_job_queue',
           '019_audit_log',
+          '022_login_throttle',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
