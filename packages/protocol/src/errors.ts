@@ -117,6 +117,8 @@ export const ERROR_CODES = {
   delegatedUserUnknown: 'ERR_DELEGATED_USER_UNKNOWN',
   gone: 'ERR_GONE',
   scheduleNotFound: 'ERR_SCHEDULE_NOT_FOUND',
+  clusterBusUnavailable: 'ERR_CLUSTER_BUS_UNAVAILABLE',
+  databaseUnavailable: 'ERR_DATABASE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -699,6 +699,14 @@ const clusterSection = z
       .refine((ms) => ms >= 100 && ms <= 60_000, 'must be between 100ms and 1m')
       .prefault('5s')
       .describe('How often the node renews its presence; a node silent for 3 intervals counts as gone.'),
+    takeover_limit: z
+      .number()
+      .int()
+      .min(1)
+      .default(5)
+      .describe(
+        'Moves of one client id between nodes within a minute (the newest connection wins) before a node refuses new connections of it: two agents sharing an id.',
+      ),
   })
   .superRefine(...sectionRules(clusterRules))
   .describe('Several svcd nodes as one (PostgreSQL or MySQL + NATS with JetStream).');

@@ -409,6 +409,14 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.createIndex('audit_log_timestamp_idx').on('audit_log').column('timestamp').execute();
     },
   },
+  {
+    // The node coordinating a multi-client run (cluster): when it dies another node ends the run; NULL for a run
+    // of a single svcd or one older than 021.
+    name: '021_run_coordinator',
+    async up(db) {
+      await db.schema.alterTable('multi_jobs').addColumn('coordinator_node', 'varchar(255)').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

@@ -87,6 +87,7 @@ describe('good configs', () => {
         nats_prefix: 'svc',
         advertise_address: '',
         heartbeat_interval: 5_000,
+        takeover_limit: 5,
       },
       audit: { enabled: true, retention: 90, syslog: '', syslog_app_name: 'svcd' },
     });
