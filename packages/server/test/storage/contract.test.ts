@@ -728,6 +728,10 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000))).sort()).toEqual(
         [running.jid, presumedJob.jid].sort(),
       );
+      // A lost cluster node's jobs include those whose start was never recorded.
+      expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000), true)).sort()).toEqual(
+        [running.jid, presumedJob.jid, unconfirmed.jid].sort(),
+      );
       // A final unknown (not presumed) ends the wait for good.
       await jobs.finish('held-1', presumedJob.jid, unknown);
       expect(await jobs.awaitingResult('held-1', new Date(t0 + 5000))).toEqual([running.jid]);

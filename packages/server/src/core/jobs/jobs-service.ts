@@ -207,7 +207,8 @@ export class JobsService implements JobResultSink {
     const outcome = unknownOutcome(lostWithNode(nodeId), now, true);
     let ended = 0;
     for (const clientId of clientIds) {
-      const waiting = await this.repository.awaitingResult(clientId, now);
+      // Also jobs whose start the lost node had not recorded yet: nobody else will.
+      const waiting = await this.repository.awaitingResult(clientId, now, true);
       if (waiting.length === 0) continue;
       const stored = await this.repository.finishMany(waiting.map((jid) => ({ clientId, jid, outcome })));
       waiting.forEach((jid, i) => {
