@@ -7,7 +7,12 @@ import { freePort } from './process.js';
 
 export interface TestNats {
   url: string;
+  /** Stops the server for good and removes its store. */
   stop(): Promise<void>;
+  /** Stops the server but keeps its store: NATS is down until `restart`. */
+  halt(): Promise<void>;
+  /** Starts it again on the same port with the same store. */
+  restart(): Promise<void>;
 }
 
 const reachable = (port: number): Promise<boolean> =>
@@ -27,6 +32,29 @@ const reachable = (port: number): Promise<boolean> =>
 export async function startTestNats(): Promise<TestNats> {
   const port = await freePort();
   const store = await mkdtemp(join(tmpdir(), 'svc-nats-'));
+  let child = await spawnNats(port, store);
+  const halt = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    halt,
+    async restart() {
+      await halt();
+      child = await spawnNats(port, store);
+    },
+    async stop() {
+      await halt();
+      await rm(store, { recursive: true, force: true });
+    },
+  };
+}
+
+async function spawnNats(port: number, store: string): Promise<ChildProcess> {
   const child: ChildProcess = spawn(
     'nats-server',
     ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store],
@@ -55,15 +83,5 @@ export async function startTestNats(): Promise<TestNats> {
   })();
   await Promise.race([up, failed]);
   failed.catch(() => undefined);
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      await rm(store, { recursive: true, force: true });
-    },
-  };
+  return child;
 }

@@ -22,6 +22,9 @@ export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
       const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
       track(client);
       track(upstream);
+      // One side gone (a killed process resets its socket): the other goes too, as a direct connection would.
+      client.once('close', () => upstream.destroy());
+      upstream.once('close', () => client.destroy());
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve, reject) => {

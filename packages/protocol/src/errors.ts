@@ -122,6 +122,8 @@ export const ERROR_CODES = {
   tunnelRestricted: 'ERR_TUNNEL_RESTRICTED',
   invalidGroupPolicy: 'ERR_INVALID_GROUP_POLICY',
   storedGroupPolicyInvalid: 'ERR_STORED_GROUP_POLICY_INVALID',
+  clusterBusUnavailable: 'ERR_CLUSTER_BUS_UNAVAILABLE',
+  databaseUnavailable: 'ERR_DATABASE_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 

@@ -30,6 +30,7 @@ import { JobWatch, jobOutputTo } from './core/jobs/job-watch.js';
 import { CountingJobRepository, JobTally } from './core/jobs/job-tally.js';
 import type { JobRepository } from './core/jobs/ports.js';
 import { MultiJobsService } from './core/jobs/multi-jobs-service.js';
+import { coordinatorLost, INTERRUPTED } from './core/jobs/run-recovery.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { multiJobScheduleRuns } from './core/schedules/schedule-runs.js';
 import { SchedulesService } from './core/schedules/schedules-service.js';
@@ -47,6 +48,7 @@ import type { TunnelHost } from './gateway/tunnel-host.js';
 import { singleNodeSeam, type ClientSeam, type ClientSeamDeps } from './client-seam.js';
 import { clusterNodeId, clusterSeam, type ClusterNode } from './cluster/cluster-seam.js';
 import type { DrainOutcome } from './cluster/node-drain.js';
+import { DatabaseWatch } from './cluster/database-watch.js';
 import { buildApi } from './http/app.js';
 import { openAudit, type OpenedAudit } from './audit-wiring.js';
 import type { DelegatedAuth } from './http/routes/login.js';
@@ -169,6 +171,7 @@ type Opened = {
   memoryReclaim?: MemoryReclaim;
   stopDeadlineSweep?: () => void;
   cluster?: ClusterNode;
+  databaseWatch?: DatabaseWatch;
   audit?: OpenedAudit;
   database: Database;
 };
@@ -291,7 +294,7 @@ export async function startServer(
     opened.alerts = alerts;
     const reclaimAfterRun = reclaimAfterLargeRuns(memoryReclaim);
     const multiJobs = new MultiJobsService({
-      multiJobs: new SqlMultiJobRepository(database),
+      multiJobs: new SqlMultiJobRepository(database, opened.cluster?.nodeId ?? null),
       jobs: jobRepository,
       single: jobs,
       clients: directoryTargetClients(clients),
@@ -308,12 +311,24 @@ export async function startServer(
       ...(options.concurrentJobWindow ? { window: options.concurrentJobWindow } : {}),
     });
     opened.multiJobs = multiJobs;
-    const recovered = await multiJobs.recoverInterrupted();
+    // In a cluster only the runs of this node's earlier life and of nodes that are gone: others are still going.
+    const cluster = opened.cluster;
+    const live = cluster ? await cluster.liveNodes() : undefined;
+    const recovered = await multiJobs.recoverInterrupted(
+      cluster && {
+        nodeId: cluster.nodeId,
+        ends: (coordinator) =>
+          coordinator === null || coordinator === cluster.nodeId || !live?.has(coordinator),
+        reason: (coordinator) =>
+          coordinator === null || coordinator === cluster.nodeId ? INTERRUPTED : coordinatorLost(coordinator),
+      },
+    );
     if (recovered > 0)
       logger.warn(
         { runs: recovered },
         'multi-client runs were cut short by the last stop of svcd; the clients they had not reached got failed jobs',
       );
+    if (cluster) onNodeLost(cluster, jobs, multiJobs, logger);
     const stopSweep = sweepJobDeadlines(jobs, logger, options.jobSweepIntervalMs);
     opened.stopDeadlineSweep = () => {
       stopSweep();
@@ -360,6 +375,12 @@ export async function startServer(
         })
       : undefined;
 
+    // A cluster node without its database takes no agents (the others go on).
+    if (config.cluster.enabled) {
+      opened.databaseWatch = new DatabaseWatch(database, config.cluster.heartbeat_interval, logger);
+      opened.databaseWatch.start();
+    }
+    const databaseWatch = opened.databaseWatch;
     opened.clients = await startAgentLink({
       address: config.server.address,
       hostKey,
@@ -378,6 +399,7 @@ export async function startServer(
       clientConnected: reclaimAfterConnectBursts(memoryReclaim),
       descriptors,
       exhaustion,
+      ...(databaseWatch ? { unavailable: () => databaseWatch.refusal() } : {}),
       log: logger,
       ...(options.agentLink ? { tuning: options.agentLink } : {}),
     });
@@ -591,6 +613,38 @@ export async function startServer(
   }
 }
 
+/**
+ * A cluster node found gone: the jobs of its clients end `unknown` naming it (never stuck `running`), and the
+ * runs it coordinated are ended by one surviving node (the clients not reached get a failed child saying so).
+ */
+function onNodeLost(
+  cluster: ClusterNode,
+  jobs: JobsService,
+  multiJobs: MultiJobsService,
+  logger: Logger,
+): void {
+  cluster.onNodeLost((nodeId, clientIds) => {
+    void (async () => {
+      const ended = await jobs.presumeLostWithNode(nodeId, clientIds);
+      if (ended > 0)
+        logger.warn(
+          { node: nodeId, jobs: ended },
+          'jobs presumed unknown: the node holding their clients left',
+        );
+      const runs = await multiJobs.recoverInterrupted({
+        nodeId: cluster.nodeId,
+        ends: (coordinator) => coordinator === nodeId,
+        reason: () => coordinatorLost(nodeId),
+      });
+      if (runs > 0)
+        logger.warn(
+          { node: nodeId, runs },
+          'ended the multi-client runs a node that left the cluster coordinated',
+        );
+    })().catch((err: unknown) => logger.warn({ err, node: nodeId }, 'ending the work of a lost node failed'));
+  });
+}
+
 /** Joins the cluster (NATS presence and routing); the node is closed with the rest. */
 async function startClusterSeam(
   deps: ClientSeamDeps,
@@ -690,6 +744,7 @@ async function closeAll(opened: Opened) {
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
   opened.stopDeadlineSweep?.();
+  opened.databaseWatch?.stop();
   opened.memoryReclaim?.stop();
   await opened.clients?.close();
   await opened.tunnels?.closeAll();

@@ -14,9 +14,13 @@ import { Presence, type NodeInfo } from './presence.js';
 import { drainNode, type DrainOutcome } from './node-drain.js';
 import { drainSubject, drainedSubject, type DrainAccepted } from './drain-request.js';
 import { encodeJson } from './dispatch-wire.js';
+import { BusState } from './bus-state.js';
+import { TakeOvers } from './take-over.js';
 
 /** How long a node may take to answer a command sent over NATS. */
 const DISPATCH_TIMEOUT_MS = 10_000;
+/** The shortest time a refresh of the cluster clients may take before the next one starts anyway. */
+const REFRESH_DEADLINE_MS = 10_000;
 
 /** `[cluster] node_id`, else the host name with what a NATS subject token cannot hold replaced by -. */
 export const clusterNodeId = (cluster: SvcdConfig['cluster']): string =>
@@ -37,6 +41,10 @@ export interface ClusterNode {
   drain(stopAccepting: () => void): Promise<DrainOutcome>;
   /** Calls `handler` when `svcd drain` asks this node to drain (it then stops as on SIGTERM). */
   onDrainRequest(handler: () => void): void;
+  /** The nodes whose presence has not expired. */
+  liveNodes(): Promise<ReadonlySet<string>>;
+  /** Called with the clients a node held when this node finds it gone (its presence expired). */
+  onNodeLost(handler: (nodeId: string, clientIds: string[]) => void): void;
   close(): Promise<void>;
 }
 
@@ -70,10 +78,34 @@ export async function clusterSeam(
     );
     const events = new ClusterClientEvents(nc, cluster.nats_prefix, nodeId, deps.log);
     events.start();
-    const directory = new ClusterClientDirectory(deps.clients, events, nodeId, deps.clock, deps.log, () =>
-      presence.liveNodeIds(),
+    const bus = new BusState(nc, deps.log, () => {
+      presence
+        .renew()
+        .catch((err: unknown) => deps.log.warn({ err }, 'renewing the cluster presence failed'));
+    });
+    bus.watch();
+    // After NATS comes back the other nodes need a heartbeat or two to put their keys again.
+    const settled = () => bus.available && !bus.backWithin(3 * cluster.heartbeat_interval);
+    const directory = new ClusterClientDirectory(
+      deps.clients,
+      events,
+      nodeId,
+      deps.clock,
+      deps.log,
+      () => presence.liveNodeIds(),
+      settled,
     );
-    const connections = new LiveConnections(directory, deps.clock);
+    const takeOvers: TakeOvers = new TakeOvers(
+      nc,
+      (): LiveConnections => connections,
+      (clientId, owner) => directory.movedTo(clientId, owner),
+      { nodeId, prefix: cluster.nats_prefix, limit: cluster.takeover_limit },
+      deps.clock,
+      deps.log,
+    );
+    const connections: LiveConnections = new LiveConnections(directory, deps.clock, (clientId) =>
+      takeOvers.admit(clientId),
+    );
     const tunnelHost = new TunnelHost(
       directory,
       connections,
@@ -94,19 +126,30 @@ export async function clusterSeam(
         prefix: cluster.nats_prefix,
         timeoutMs: DISPATCH_TIMEOUT_MS,
         advertiseAddress: cluster.advertise_address,
+        busAvailable: () => bus.available,
       },
       deps.log,
     );
-    presence.start(events);
+    presence.start(events, takeOvers);
     dispatch.serve();
-    let refreshing = false;
+    takeOvers.serve();
+    // A refresh whose NATS or database call never settles (the server went away mid-call) must not stop the next.
+    let refreshing: Promise<void> | undefined;
+    let refreshStarted = 0;
+    const refreshDeadline = Math.max(REFRESH_DEADLINE_MS, 5 * cluster.heartbeat_interval);
     const refresh = setInterval(() => {
-      if (refreshing) return;
-      refreshing = true;
-      directory
+      if (!bus.available) return;
+      if (refreshing && Date.now() - refreshStarted < refreshDeadline) return;
+      if (refreshing)
+        deps.log.warn({ ms: refreshDeadline }, 'reading the cluster clients did not finish: starting again');
+      refreshStarted = Date.now();
+      const current: Promise<void> = directory
         .refresh()
         .catch((err: unknown) => deps.log.warn({ err }, 'reading the cluster clients failed'))
-        .finally(() => (refreshing = false));
+        .finally(() => {
+          if (refreshing === current) refreshing = undefined;
+        });
+      refreshing = current;
     }, cluster.heartbeat_interval);
     refresh.unref();
     let drainRequests: { unsubscribe(): void } | undefined;
@@ -114,7 +157,13 @@ export async function clusterSeam(
       nodeId,
       async status() {
         const now = deps.clock.now().getTime();
-        const nodes = await presence.nodes();
+        // Without NATS: the nodes last seen, which turn `late`, and this node.
+        const nodes = bus.available
+          ? await presence.nodes()
+          : [
+              ...presence.lastNodes.filter((info) => info.node_id !== nodeId),
+              { ...presence.self(), seen_at: new Date(now).toISOString() },
+            ];
         return {
           node_id: nodeId,
           nodes: nodes
@@ -147,10 +196,15 @@ export async function clusterSeam(
           }
         })();
       },
+      liveNodes: () => presence.liveNodeIds(),
+      onNodeLost(handler) {
+        directory.onNodeLost = handler;
+      },
       async close() {
         drainRequests?.unsubscribe();
         clearInterval(refresh);
         dispatch.close();
+        takeOvers.close();
         events.close();
         await presence.close().catch(() => undefined);
         await nc.drain().catch(() => undefined);

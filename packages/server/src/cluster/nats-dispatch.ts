@@ -1,4 +1,4 @@
-import type { JobRun, JobRunReply } from '@svc/protocol';
+import { AppError, ERROR_CODES, type JobRun, type JobRunReply } from '@svc/protocol';
 import { ErrorCode, type NatsConnection, type NatsError, type Subscription } from 'nats';
 import type { ClientOwner } from '../core/clients/client-events.js';
 import type { ClientTunnel } from '../core/clients/client-record.js';
@@ -7,6 +7,7 @@ import type { AgentDispatch, HostedTunnel, TunnelOpening } from '../core/dispatc
 import { DispatchError } from '../core/jobs/ports.js';
 import { tunnelErrors } from '../core/tunnels/tunnel-errors.js';
 import type { LiveConnections } from '../gateway/live-connections.js';
+import { busUnavailable } from './bus-state.js';
 import {
   decodeJson,
   encodeJson,
@@ -24,6 +25,8 @@ export interface NatsDispatchSettings {
   timeoutMs: number;
   /** `[cluster] advertise_address`: the host in tunnel_url of tunnels this node listens for. */
   advertiseAddress: string;
+  /** Whether NATS is reachable now; while it is not, other nodes' clients answer 503 at once. */
+  busAvailable: () => boolean;
 }
 
 /** Who holds a client, and which nodes are live. */
@@ -70,8 +73,14 @@ export class NatsDispatch implements AgentDispatch {
     this.subscription?.unsubscribe();
   }
 
+  /** Before a single command is stored: a client of another node while NATS is away answers 503. */
+  ensureReachable(clientId: string): void {
+    if (!this.connections.get(clientId) && !this.settings.busAvailable()) throw busUnavailable(clientId);
+  }
+
   async runJob(clientId: string, job: JobRun): Promise<JobRunReply> {
     if (this.connections.get(clientId)) return this.local.runJob(clientId, job);
+    if (!this.settings.busAvailable()) throw new DispatchError('failed', busUnavailable(clientId).message);
     const owner = await this.remoteOwner(clientId);
     if (!owner) throw notConnected();
     return (await this.send(owner, { op: 'runJob', args: [clientId, job] }, notConnected)) as JobRunReply;
@@ -79,6 +88,7 @@ export class NatsDispatch implements AgentDispatch {
 
   async cancelJob(clientId: string, jid: string): Promise<boolean> {
     if (this.connections.get(clientId)) return this.local.cancelJob(clientId, jid);
+    this.requireBus(clientId);
     const owner = await this.remoteOwner(clientId);
     if (!owner) throw notConnected();
     return (await this.send(owner, { op: 'cancelJob', args: [clientId, jid] }, notConnected)) as boolean;
@@ -86,6 +96,7 @@ export class NatsDispatch implements AgentDispatch {
 
   async openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel> {
     if (this.connections.get(clientId)) return this.local.openTunnel(clientId, this.advertised(opening));
+    this.requireBus(clientId);
     const owner = await this.remoteOwner(clientId);
     const offline = () => tunnelErrors.notConnected(clientId);
     if (!owner) throw offline();
@@ -93,6 +104,7 @@ export class NatsDispatch implements AgentDispatch {
   }
 
   async closeTunnel(clientId: string, tunnelId: string, force: boolean): Promise<void> {
+    if (!this.connections.get(clientId)) this.requireBus(clientId);
     const owner = this.connections.get(clientId) ? undefined : await this.remoteOwner(clientId);
     if (!owner) return this.local.closeTunnel(clientId, tunnelId, force);
     await this.send(owner, { op: 'closeTunnel', args: [clientId, tunnelId, force] }, () =>
@@ -107,6 +119,7 @@ export class NatsDispatch implements AgentDispatch {
 
   async disconnect(clientId: string, reason: string): Promise<boolean> {
     if (this.connections.get(clientId)) return this.local.disconnect(clientId, reason);
+    this.requireBus(clientId);
     const owner = await this.remoteOwner(clientId);
     if (!owner) return false;
     return (await this.send(owner, { op: 'disconnect', args: [clientId, reason] }, () => false)) as boolean;
@@ -194,8 +207,19 @@ export class NatsDispatch implements AgentDispatch {
     return reply.value;
   }
 
+  private requireBus(clientId: string): void {
+    if (!this.settings.busAvailable()) throw busUnavailable(clientId);
+  }
+
   /** The command on every other live node; nodes that do not answer are logged and left out. */
   private async fanOut(request: DispatchRequest): Promise<unknown[]> {
+    if (!this.settings.busAvailable())
+      throw new AppError(
+        'unavailable',
+        ERROR_CODES.clusterBusUnavailable,
+        'NATS, which reaches the other nodes, is unavailable',
+        'this node serves only the clients it holds until its connection to NATS ([cluster] nats_url) is back; retry later',
+      );
     const nodes = [...(await this.presence.liveNodeIds())].filter((id) => id !== this.settings.nodeId);
     const replies = await Promise.allSettled(
       nodes.map((nodeId) => this.send({ nodeId, epoch: 0 }, request, () => undefined)),

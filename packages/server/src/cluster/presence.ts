@@ -28,6 +28,14 @@ function ownerOf(entry: KvEntry | null): ClientOwner | undefined {
     : undefined;
 }
 
+/** What presence finds when it writes a client's key and another node's connection is there. */
+export interface OwnerChanges {
+  /** This node's newer connection replaced `previous` (an older one, on another node). */
+  tookOver(clientId: string, previous: ClientOwner, owner: ClientOwner): void;
+  /** Another node holds a newer connection of a client this node still holds. */
+  lost(clientId: string, owner: ClientOwner): void;
+}
+
 export interface PresenceSettings {
   nodeId: string;
   advertiseAddress: string;
@@ -46,6 +54,7 @@ export class Presence {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: Unsubscribe[] = [];
   private readonly startedAt = new Date().toISOString();
+  private changes: OwnerChanges | undefined;
 
   private constructor(
     private readonly kv: KV,
@@ -61,7 +70,8 @@ export class Presence {
   }
 
   /** Follows this node's attaches and detaches and renews the keys every heartbeat. */
-  start(events: ClientEvents): void {
+  start(events: ClientEvents, changes?: OwnerChanges): void {
+    this.changes = changes;
     const mine = (owner: ClientOwner) => owner.nodeId === this.settings.nodeId;
     this.unsubscribe = [
       events.subscribe('attached', ({ clientId, owner }) => {
@@ -81,6 +91,11 @@ export class Presence {
     this.timer.unref();
   }
 
+  /** Puts this node's key at once (NATS came back): other nodes see it live before its keys would expire. */
+  renew(): Promise<void> {
+    return this.beat();
+  }
+
   /** Which node holds the client now; undefined when none does (or its node went silent). */
   async owner(clientId: string): Promise<ClientOwner | undefined> {
     return ownerOf(await this.kv.get(clientKey(clientId)));
@@ -90,8 +105,12 @@ export class Presence {
   async nodes(): Promise<NodeInfo[]> {
     const keys = await this.nodeKeys();
     const entries = await Promise.all(keys.map((key) => this.kv.get(key)));
-    return entries.filter(isLive).map((entry) => entry.json<NodeInfo>());
+    this.lastNodes = entries.filter(isLive).map((entry) => entry.json<NodeInfo>());
+    return this.lastNodes;
   }
+
+  /** The nodes as last read (what /status shows while NATS is away). */
+  lastNodes: NodeInfo[] = [];
 
   async liveNodeIds(): Promise<ReadonlySet<string>> {
     return new Set((await this.nodes()).map((node) => node.node_id));
@@ -132,14 +151,18 @@ export class Presence {
     await this.kv.delete(nodeKey(this.settings.nodeId)).catch(() => undefined);
   }
 
-  private async beat(): Promise<void> {
-    const info: NodeInfo = {
+  /** What this node announces about itself. */
+  self(): NodeInfo {
+    return {
       node_id: this.settings.nodeId,
       advertise_address: this.settings.advertiseAddress,
       started_at: this.startedAt,
       seen_at: new Date().toISOString(),
     };
-    await this.kv.put(nodeKey(this.settings.nodeId), encode(info));
+  }
+
+  private async beat(): Promise<void> {
+    await this.kv.put(nodeKey(this.settings.nodeId), encode(this.self()));
     for (const [clientId, epoch] of [...this.held]) {
       await this.claim(clientId, epoch).catch((err: unknown) =>
         this.log.warn({ err, client_id: clientId }, 'renewing the client presence failed'),
@@ -155,16 +178,15 @@ export class Presence {
       if (this.held.get(clientId) !== epoch) return;
       const entry = await this.kv.get(key);
       const current = ownerOf(entry);
-      if (current && current.nodeId !== this.settings.nodeId && current.epoch > epoch) {
-        this.log.warn(
-          { client_id: clientId, node: current.nodeId },
-          'a newer connection of the client is held by another node',
-        );
+      const elsewhere = current && current.nodeId !== this.settings.nodeId ? current : undefined;
+      if (elsewhere && elsewhere.epoch > epoch) {
+        this.changes?.lost(clientId, elsewhere);
         return;
       }
       try {
         if (entry === null) await this.kv.create(key, value);
         else await this.kv.update(key, value, entry.revision);
+        if (elsewhere) this.changes?.tookOver(clientId, elsewhere, { nodeId: this.settings.nodeId, epoch });
         return;
       } catch {
         // Another writer came first: read again.

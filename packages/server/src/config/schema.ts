@@ -705,6 +705,14 @@ const clusterSection = z
       .describe(
         'On SIGTERM or `svcd drain`: how long the node waits for its agents to move to other nodes before it exits.',
       ),
+    takeover_limit: z
+      .number()
+      .int()
+      .min(1)
+      .default(5)
+      .describe(
+        'Moves of one client id between nodes within a minute (the newest connection wins) before a node refuses new connections of it: two agents sharing an id.',
+      ),
   })
   .superRefine(...sectionRules(clusterRules))
   .describe('Several svcd nodes as one (PostgreSQL or MySQL + NATS with JetStream).');

@@ -20,6 +20,11 @@ export type HostedTunnel = Omit<TunnelOverview, 'client_name'>;
  * each command to the node holding the client's connection.
  */
 export interface AgentDispatch {
+  /**
+   * Throws an AppError when a command for the client cannot be sent now for a reason other than the client
+   * being offline (a cluster node cut off from the others: 503); called before a command is stored.
+   */
+  ensureReachable?(clientId: string): void;
   /** Asks the client's agent to start the job; rejects with DispatchError (core/jobs/ports.ts). */
   runJob(clientId: string, job: JobRun): Promise<JobRunReply>;
   /**

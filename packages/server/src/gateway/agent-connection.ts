@@ -266,7 +266,12 @@ export class AgentConnection implements LiveConnection {
     });
     if (!result.ok) {
       log.warn(
-        { client_id: hello.client_id, client_auth_id: this.authId, ip: this.remote.ip },
+        {
+          client_id: hello.client_id,
+          client_auth_id: this.authId,
+          ip: this.remote.ip,
+          reason: result.message,
+        },
         'agent refused: client id already connected',
       );
       this.deps.refusals.add('already_connected');

@@ -70,6 +70,8 @@ export interface AgentLinkOptions {
   /** New agents are refused with 503 once descriptors run short. */
   descriptors?: DescriptorGauge;
   exhaustion?: DescriptorExhaustionLog;
+  /** Why new agents are refused with 503 now (a cluster node without its database), or undefined. */
+  unavailable?: () => string | undefined;
   log: Logger;
   tuning?: Partial<AgentLinkTuning>;
 }
@@ -139,6 +141,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     refusals,
     descriptors: options.descriptors,
     ...(options.exhaustion ? { exhaustion: options.exhaustion } : {}),
+    ...(options.unavailable ? { unavailable: options.unavailable } : {}),
     log,
   });
   let closing: Promise<void> | undefined;

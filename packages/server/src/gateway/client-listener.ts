@@ -49,6 +49,8 @@ export interface ClientListenerOptions {
   /** Refuses agents when descriptors run short; without it every agent is admitted. */
   descriptors?: DescriptorGauge | undefined;
   exhaustion?: DescriptorExhaustionLog;
+  /** Why new agents are refused with 503 now, or undefined to admit them. */
+  unavailable?: () => string | undefined;
   log: Logger;
 }
 
@@ -81,6 +83,14 @@ const OUT_OF_DESCRIPTORS: RawError = {
   code: ERROR_CODES.serverBusy,
   title: 'svcd holds as many agents as its open-file limit allows; retry later',
   headers: { 'retry-after': '30' },
+};
+
+/** A cluster node cut off from its database takes no agents rather than hold clients it cannot record. */
+const NO_DATABASE: RawError = {
+  status: 503,
+  code: ERROR_CODES.databaseUnavailable,
+  title: 'This svcd node cannot reach its database; connect to another node or retry later',
+  headers: { 'retry-after': '5' },
 };
 
 /**
@@ -188,6 +198,11 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     const problem = protocolProblem(req);
     if (problem) {
       refuse(socket, req.socket.remoteAddress, problem);
+      return;
+    }
+    const unavailable = options.unavailable?.();
+    if (unavailable !== undefined) {
+      refuse(socket, req.socket.remoteAddress, { ...NO_DATABASE, detail: unavailable });
       return;
     }
     if (descriptors && !descriptors.admitsAgent()) {

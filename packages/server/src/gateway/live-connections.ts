@@ -46,9 +46,14 @@ interface Held {
 export class LiveConnections {
   private readonly live = new Map<string, Held>();
 
+  /**
+   * `admission` may refuse a hello before anything else (a cluster refuses a client id that keeps moving between
+   * nodes); it answers the refusal message.
+   */
   constructor(
     private readonly directory: ClientDirectory,
     private readonly clock: Clock,
+    private readonly admission?: (clientId: string) => string | undefined,
   ) {}
 
   /**
@@ -65,6 +70,8 @@ export class LiveConnections {
       this.live.delete(id);
       current.connection.close('replaced by a new connection of the same agent session');
     }
+    const refusal = current ? undefined : this.admission?.(id);
+    if (refusal !== undefined) return { ok: false, message: refusal };
     const held: Held = { connection, epoch: 0, clientAuthId: who.clientAuthId };
     this.live.set(id, held);
     const { record, owner } = this.directory.attach(hello, who);
@@ -85,6 +92,11 @@ export class LiveConnections {
     if (held?.connection !== connection) return;
     this.live.delete(id);
     this.directory.detach(id, held.epoch);
+  }
+
+  /** The directory's epoch of the connection this node holds for the client. */
+  epochOf(id: string): number | undefined {
+    return this.live.get(id)?.epoch;
   }
 
   get(id: string): LiveConnection | undefined {

@@ -1,4 +1,5 @@
 import type { ConnectionState } from '../core/clients/client-record.js';
+import type { ClientOwner } from '../core/clients/client-events.js';
 import type { ClientRepository, StoredClient } from '../core/clients/ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
@@ -49,7 +50,7 @@ export class SqlClientRepository implements ClientRepository {
     });
   }
 
-  save(client: StoredClient): Promise<void> {
+  save(client: StoredClient, ifOwner?: ClientOwner): Promise<void> {
     const columns = {
       client_auth_id: client.clientAuthId,
       connection_state: client.connectionState,
@@ -58,6 +59,16 @@ export class SqlClientRepository implements ClientRepository {
       owner_node: client.owner?.nodeId ?? null,
       connection_epoch: client.owner?.epoch ?? null,
     };
+    if (ifOwner)
+      return withStorageErrors(async () => {
+        await this.database.db
+          .updateTable('clients')
+          .set(columns)
+          .where('id', '=', client.id)
+          .where('owner_node', '=', ifOwner.nodeId)
+          .where('connection_epoch', '=', ifOwner.epoch)
+          .execute();
+      });
     return withStorageErrors(async () => {
       const insert = this.database.db.insertInto('clients').values({ id: client.id, ...columns });
       await (
@@ -78,15 +89,16 @@ export class SqlClientRepository implements ClientRepository {
     });
   }
 
-  markDisconnected(ids: readonly string[], at: number): Promise<void> {
+  markDisconnected(ids: readonly string[], at: number, ownerNode?: string): Promise<void> {
     return withStorageErrors(async () => {
       await this.database.db.transaction().execute(async (trx) => {
         for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
-          await trx
+          let update = trx
             .updateTable('clients')
             .set(disconnectedAt(at))
-            .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT))
-            .execute();
+            .where('id', 'in', ids.slice(from, from + IDS_PER_STATEMENT));
+          if (ownerNode !== undefined) update = update.where('owner_node', '=', ownerNode);
+          await update.execute();
         }
       });
     });

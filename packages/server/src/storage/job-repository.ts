@@ -403,9 +403,9 @@ export class SqlJobRepository implements JobRepository {
     });
   }
 
-  awaitingResult(clientId: string, before: Date): Promise<string[]> {
+  awaitingResult(clientId: string, before: Date, unconfirmed = false): Promise<string[]> {
     return withStorageErrors(async () => {
-      const rows = await this.database.db
+      let query = this.database.db
         .selectFrom('jobs')
         .select('jid')
         .where('client_id', '=', clientId)
@@ -415,9 +415,9 @@ export class SqlJobRepository implements JobRepository {
             eb.and([eb('status', '=', 'unknown'), eb('status_presumed', '=', 1)]),
           ]),
         )
-        .where('created_at', '<', before.getTime())
-        .where('started_at', 'is not', null)
-        .execute();
+        .where('created_at', '<', before.getTime());
+      if (!unconfirmed) query = query.where('started_at', 'is not', null);
+      const rows = await query.execute();
       return rows.map((row) => row.jid);
     });
   }

@@ -410,6 +410,14 @@ const MIGRATIONS: readonly SchemaMigration[] = [
     },
   },
   {
+    // The node coordinating a multi-client run (cluster): when it dies another node ends the run; NULL for a run
+    // of a single svcd or one older than 021.
+    name: '021_run_coordinator',
+    async up(db) {
+      await db.schema.alterTable('multi_jobs').addColumn('coordinator_node', 'varchar(255)').execute();
+    },
+  },
+  {
     name: '022_login_throttle',
     async up(db, engine) {
       // Failed logins and bans in the shared database, so that a ban on one node of a cluster holds on all.

@@ -20,7 +20,10 @@ const isSet = (value: number | string | boolean): boolean => Number(value) === 1
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
-type SummaryRow = Omit<Selectable<MultiJobsTable>, 'target_ids' | 'target_count' | 'run_ended_at'>;
+type SummaryRow = Omit<
+  Selectable<MultiJobsTable>,
+  'target_ids' | 'target_count' | 'run_ended_at' | 'coordinator_node'
+>;
 
 function toSummary(row: SummaryRow): MultiJobSummary {
   return {
@@ -62,7 +65,11 @@ const UNTARGETED = [
 
 /** Multi-client jobs in `multi_jobs` (migration 007_multi_jobs); their children are rows of `jobs`. */
 export class SqlMultiJobRepository implements MultiJobRepository {
-  constructor(private readonly database: Database) {}
+  /** `coordinator`: this cluster node, recorded with each run it starts. */
+  constructor(
+    private readonly database: Database,
+    private readonly coordinator: string | null = null,
+  ) {}
 
   insert(job: MultiJobSummary, targetIds: readonly string[]): Promise<void> {
     return withStorageErrors(async () => {
@@ -87,6 +94,7 @@ export class SqlMultiJobRepository implements MultiJobRepository {
           target_ids: JSON.stringify(targetIds),
           target_count: targetIds.length,
           schedule_id: job.schedule_id ?? null,
+          coordinator_node: this.coordinator,
         })
         .execute();
     });
@@ -121,14 +129,28 @@ export class SqlMultiJobRepository implements MultiJobRepository {
     return withStorageErrors(async () => {
       const rows = await this.database.db
         .selectFrom('multi_jobs')
-        .select([...UNTARGETED, 'target_ids'])
+        .select([...UNTARGETED, 'target_ids', 'coordinator_node'])
         .where('run_ended_at', 'is', null)
         .where('target_ids', 'is not', null)
         .execute();
       return rows.map((row) => ({
         summary: toSummary({ ...row, ...NO_TARGETS }),
         targetIds: parsed<string[]>(row.target_ids) ?? [],
+        coordinator: row.coordinator_node,
       }));
+    });
+  }
+
+  takeOverRun(jid: string, from: string | null, to: string): Promise<boolean> {
+    return withStorageErrors(async () => {
+      const result = await this.database.db
+        .updateTable('multi_jobs')
+        .set({ coordinator_node: to })
+        .where('jid', '=', jid)
+        .where('run_ended_at', 'is', null)
+        .where('coordinator_node', from === null ? 'is' : '=', from)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     });
   }
 

@@ -231,6 +231,8 @@ export interface MultiJobsTable {
   run_ended_at: ColumnType<number | string | null, number | null | undefined, number | null>;
   /** Migration 015: the schedule that started the run; NULL for a run started by a request. */
   schedule_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 021: the cluster node coordinating the run; NULL on a single svcd. */
+  coordinator_node: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface StorageSchema {

@@ -88,6 +88,7 @@ describe('good configs', () => {
         advertise_address: '',
         heartbeat_interval: 5_000,
         drain_timeout: 30_000,
+        takeover_limit: 5,
       },
       audit: { enabled: true, retention: 90, syslog: '', syslog_app_name: 'svcd' },
     });

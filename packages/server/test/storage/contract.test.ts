@@ -532,6 +532,42 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         owner: null,
       });
     });
+
+    it('a conditional disconnect changes only the row still held by that node and epoch', async () => {
+      const clients = new SqlClientRepository(database);
+      const held = (id: string, nodeId: string, epoch: number) => ({
+        id,
+        clientAuthId: 'auth',
+        connectionState: 'connected' as const,
+        disconnectedAt: null,
+        owner: { nodeId, epoch },
+        details: { name: id },
+      });
+      const gone = (id: string) => ({
+        ...held(id, 'x', 0),
+        connectionState: 'disconnected' as const,
+        disconnectedAt: 1_700_000_000_000,
+        owner: null,
+      });
+      const read = async (id: string) => (await clients.loadAll()).find((r) => r.id === id);
+      await clients.save(held('taken-1', 'node-b', 20));
+      // node-a's late close of its older connection: the row names node-b now.
+      await clients.save(gone('taken-1'), { nodeId: 'node-a', epoch: 10 });
+      expect(await read('taken-1')).toEqual(held('taken-1', 'node-b', 20));
+      await clients.save(gone('taken-1'), { nodeId: 'node-b', epoch: 19 });
+      expect(await read('taken-1')).toEqual(held('taken-1', 'node-b', 20));
+      await clients.save(gone('taken-1'), { nodeId: 'node-b', epoch: 20 });
+      expect(await read('taken-1')).toEqual(gone('taken-1'));
+      // No row: nothing is inserted.
+      await clients.save(gone('taken-none'), { nodeId: 'node-a', epoch: 1 });
+      expect(await read('taken-none')).toBeUndefined();
+
+      await clients.save(held('taken-2', 'node-a', 1));
+      await clients.save(held('taken-3', 'node-b', 2));
+      await clients.markDisconnected(['taken-2', 'taken-3'], 1_700_000_000_900, 'node-a');
+      expect(await read('taken-2')).toMatchObject({ connectionState: 'disconnected', owner: null });
+      expect(await read('taken-3')).toEqual(held('taken-3', 'node-b', 2));
+    });
   });
 
   describe('jobs', () => {
@@ -692,6 +728,10 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       await jobs.finish('held-1', reported.jid, unknown);
       expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000))).sort()).toEqual(
         [running.jid, presumedJob.jid].sort(),
+      );
+      // A lost cluster node's jobs include those whose start was never recorded.
+      expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000), true)).sort()).toEqual(
+        [running.jid, presumedJob.jid, unconfirmed.jid].sort(),
       );
       // A final unknown (not presumed) ends the wait for good.
       await jobs.finish('held-1', presumedJob.jid, unknown);
@@ -868,7 +908,11 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         [cut.jid, ended.jid].includes(run.summary.jid),
       );
       expect(interrupted).toEqual([
-        { summary: { ...cut, group_ids: null }, targetIds: ['fleet-1', 'fleet-2', 'fleet-3'] },
+        {
+          summary: { ...cut, group_ids: null },
+          targetIds: ['fleet-1', 'fleet-2', 'fleet-3'],
+          coordinator: null,
+        },
       ]);
       expect(await jobs.lastFinishedAt(cut.jid)).toBeUndefined();
       await jobs.insertMany([
@@ -880,6 +924,23 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await jobs.lastFinishedAt(cut.jid)).toBe('2030-01-02T00:00:11.500Z');
       await repo.markRunEnded(cut.jid, new Date('2030-01-02T00:10:00Z'));
       expect((await repo.interrupted()).map((run) => run.summary.jid)).not.toContain(cut.jid);
+    });
+
+    it('records the node coordinating a run; one node at a time takes over a run whose coordinator died', async () => {
+      const onA = new SqlMultiJobRepository(database, 'node-a');
+      const run = multiJob(23);
+      await onA.insert(run, ['web-1']);
+      const coordinatorOf = async () =>
+        (await onA.interrupted()).find((r) => r.summary.jid === run.jid)?.coordinator;
+      expect(await coordinatorOf()).toBe('node-a');
+      expect(await onA.takeOverRun(run.jid, 'node-a', 'node-b')).toBe(true);
+      expect(await onA.takeOverRun(run.jid, 'node-a', 'node-c')).toBe(false);
+      expect(await coordinatorOf()).toBe('node-b');
+      await onA.markRunEnded(run.jid, new Date('2030-01-02T00:10:00Z'));
+      expect(await onA.takeOverRun(run.jid, 'node-b', 'node-c')).toBe(false);
+      const single = multiJob(24);
+      await new SqlMultiJobRepository(database).insert(single, ['web-1']);
+      expect(await onA.takeOverRun(single.jid, null, 'node-a')).toBe(true);
     });
 
     it('lists multi-client jobs with the list grammar, newest first by default', async () => {

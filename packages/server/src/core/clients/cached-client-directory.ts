@@ -133,7 +133,8 @@ export class CachedClientDirectory implements ClientDirectory {
     const record = this.records.get(id);
     if (record) {
       const disconnected = disconnectedRecord(record, at);
-      if (save) this.put(disconnected);
+      // Only while the row still names this connection: another node may have taken the client over.
+      if (save) this.put(disconnected, owner);
       else this.remember(disconnected);
     }
     this.events.publish('detached', { clientId: id, owner });
@@ -142,7 +143,7 @@ export class CachedClientDirectory implements ClientDirectory {
   async storeDisconnected(ids: readonly string[], at: Date): Promise<void> {
     await this.flush();
     await this.repository
-      .markDisconnected(ids, at.getTime())
+      .markDisconnected(ids, at.getTime(), this.nodeId)
       .catch((err: unknown) =>
         this.log.warn({ err, clients: ids.length }, 'marking the clients disconnected failed'),
       );
@@ -192,11 +193,11 @@ export class CachedClientDirectory implements ClientDirectory {
     this.events.publish('recordChanged', { clientId: record.id, before, after: record });
   }
 
-  private put(record: ClientRecord): void {
+  private put(record: ClientRecord, ifOwner?: ClientOwner): void {
     this.remember(record);
     const row = toStored(record, this.owners.get(record.id));
     this.writes
-      .run(record.id, () => this.repository.save(row))
+      .run(record.id, () => this.repository.save(row, ifOwner))
       .catch((err: unknown) =>
         this.log.warn({ err, client_id: record.id }, 'saving the client record failed'),
       );

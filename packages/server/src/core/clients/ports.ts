@@ -21,12 +21,18 @@ export interface StoredClient {
 /** Persistence of client records; the database is the truth, the client directory keeps a cache of it. */
 export interface ClientRepository {
   loadAll(): Promise<StoredClient[]>;
-  /** Inserts or replaces the row of `client.id`. */
-  save(client: StoredClient): Promise<void>;
+  /**
+   * Inserts or replaces the row of `client.id`. With `ifOwner` only an existing row still held by that node and
+   * connection epoch is replaced: a late disconnect of a connection another node has taken over changes nothing.
+   */
+  save(client: StoredClient, ifOwner?: ClientOwner): Promise<void>;
   /** Marks every connected row disconnected at `at`, without an owner (start-up of the only node). */
   markAllDisconnected(at: number): Promise<void>;
-  /** Marks these rows disconnected at `at`, without an owner, in one go (shutdown: this node's clients). */
-  markDisconnected(ids: readonly string[], at: number): Promise<void>;
+  /**
+   * Marks these rows disconnected at `at`, without an owner, in one go (shutdown: this node's clients). With
+   * `ownerNode` only the rows that node still holds: one another node took over meanwhile stays connected.
+   */
+  markDisconnected(ids: readonly string[], at: number, ownerNode?: string): Promise<void>;
   /** Deletes the row and what is stored for the client (its tunnel definitions) at once. */
   delete(id: string): Promise<boolean>;
   /** Deletes disconnected rows with disconnected_at before `cutoff` (as `delete` does); returns how many. */

@@ -122,8 +122,8 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.overdue(now, limit);
   }
 
-  awaitingResult(clientId: string, before: Date): Promise<string[]> {
-    return this.repository.awaitingResult(clientId, before);
+  awaitingResult(clientId: string, before: Date, unconfirmed?: boolean): Promise<string[]> {
+    return this.repository.awaitingResult(clientId, before, unconfirmed);
   }
 
   lastFinishedAt(multiJobId: string): Promise<string | undefined> {

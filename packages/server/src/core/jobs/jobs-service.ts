@@ -53,7 +53,7 @@ export class JobsService implements JobResultSink {
   constructor(
     private readonly repository: JobRepository,
     private readonly clients: JobClients,
-    private readonly dispatch: Pick<AgentDispatch, 'runJob' | 'cancelJob'>,
+    private readonly dispatch: Pick<AgentDispatch, 'runJob' | 'cancelJob' | 'ensureReachable'>,
     private readonly clock: Clock,
     /** Told when a result is stored (`jobFinished`), so runners and live sessions learn that a job ended. */
     private readonly events?: Pick<ClientEvents, 'publish'>,
@@ -235,6 +235,28 @@ export class JobsService implements JobResultSink {
   }
 
   /**
+   * A cluster node went silent (killed, or cut off) while holding these clients: their jobs still waiting for a
+   * result are presumed `unknown` with a reason naming the node, rather than left `running` until their deadline.
+   * Presumed only: a client that reconnects elsewhere and replays its result replaces it. Resolves with how many.
+   */
+  async presumeLostWithNode(nodeId: string, clientIds: readonly string[]): Promise<number> {
+    const now = this.clock.now();
+    const outcome = unknownOutcome(lostWithNode(nodeId), now, true);
+    let ended = 0;
+    for (const clientId of clientIds) {
+      // Also jobs whose start the lost node had not recorded yet: nobody else will.
+      const waiting = await this.repository.awaitingResult(clientId, now, true);
+      if (waiting.length === 0) continue;
+      const stored = await this.repository.finishMany(waiting.map((jid) => ({ clientId, jid, outcome })));
+      waiting.forEach((jid, i) => {
+        if (stored[i]) this.events?.publish('jobFinished', { jid, status: 'unknown' });
+      });
+      ended += stored.filter(Boolean).length;
+    }
+    return ended;
+  }
+
+  /**
    * Presumes `unknown` every running job whose result is overdue (RESULT_GRACE_MS past its timeout), in
    * batches; resolves with how many. The presumption is not final: the agent's own result, replayed when it
    * reconnects, replaces it; a hello that does not list the job makes it final.
@@ -310,6 +332,7 @@ export class JobsService implements JobResultSink {
       this.queue.queued(clientId, job, () => this.clients.describe(clientId)?.connected === true);
       return { jid: job.jid };
     }
+    this.dispatch.ensureReachable?.(clientId);
     const job = newJob(randomUUID(), origin, run, now);
     await this.repository.insert(job);
     await this.dispatchStored(job, { ...run, jid: job.jid });
@@ -349,6 +372,8 @@ export interface JobOrigin {
 /** Why svcd ended a job `unknown` on its own. */
 export const LOST_ON_RECONNECT =
   'no result: the client reconnected without this job (its agent was restarted or dropped the result)';
+export const lostWithNode = (nodeId: string) =>
+  `no result: svcd node '${nodeId}', which held the client, stopped renewing its cluster presence (killed or cut off) while the job ran (presumed unknown; a result the client still sends replaces this)`;
 export const RESULT_OVERDUE = `no result from the client within timeout_sec plus ${RESULT_GRACE_MS / 1000} s (svcd presumes it unknown; a result the client still sends replaces this)`;
 
 function unknownOutcome(error: string, now: Date, presumed: boolean): JobOutcome {

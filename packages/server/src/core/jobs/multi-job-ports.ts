@@ -10,6 +10,8 @@ export interface StoredMultiJob {
 export interface InterruptedRun {
   summary: MultiJobSummary;
   targetIds: string[];
+  /** The cluster node that coordinated it; null on a single svcd. */
+  coordinator: string | null;
 }
 
 /** Persistence of multi-client jobs; their children live in the JobRepository. */
@@ -24,8 +26,13 @@ export interface MultiJobRepository {
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }>;
   /** Every target of the run has a child job now (dispatched, failed, or recorded as not started). */
   markRunEnded(jid: string, at: Date): Promise<void>;
-  /** Runs whose dispatching never ended: svcd died while they ran. */
+  /** Runs whose dispatching never ended: svcd died while they ran (or, in a cluster, runs still going). */
   interrupted(): Promise<InterruptedRun[]>;
+  /**
+   * Makes `to` the coordinator of a run still coordinated by `from` (null: none recorded); false when another
+   * node took it first, so only one node ends a run whose coordinator died.
+   */
+  takeOverRun(jid: string, from: string | null, to: string): Promise<boolean>;
 }
 
 /** A client as targeting sees it. */

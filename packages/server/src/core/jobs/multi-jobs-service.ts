@@ -105,6 +105,16 @@ const runEnded = (jid: string) =>
 const multiJobNotFound = (jid: string) =>
   new AppError('not_found', ERROR_CODES.multiJobNotFound, `Multi-client job '${jid}' not found`);
 
+/** Which interrupted runs a cluster node ends: those of coordinators that are gone, taken over one at a time. */
+export interface RecoveryScope {
+  /** This node, which becomes the coordinator of the runs it ends. */
+  nodeId: string;
+  /** Whether the run of this coordinator (null: none recorded) is to be ended. */
+  ends(coordinator: string | null): boolean;
+  /** What the failed children of the clients the run had not reached say. */
+  reason(coordinator: string | null): string;
+}
+
 /**
  * Commands and scripts on many clients (spec 4.5, 4.6): resolves the targets, stores the multi-client job and
  * runs it in the background; the caller gets the jid at once. Runs still going at shutdown are stopped, and
@@ -229,13 +239,20 @@ export class MultiJobsService {
    * a failed child saying so, so each target has a record. Children left running end through their agents'
    * hellos or their deadlines. Call before accepting new runs (a run of this process is not ended yet either).
    */
-  async recoverInterrupted(): Promise<number> {
+  async recoverInterrupted(scope?: RecoveryScope): Promise<number> {
     const runs = await this.deps.multiJobs.interrupted();
-    for (const { summary, targetIds } of runs) {
-      await recordNotStarted(this.deps, summary, targetIds, INTERRUPTED);
+    let ended = 0;
+    for (const { summary, targetIds, coordinator } of runs) {
+      if (scope) {
+        if (!scope.ends(coordinator)) continue;
+        // Another node may be ending the same run: the one that takes it over does.
+        if (!(await this.deps.multiJobs.takeOverRun(summary.jid, coordinator, scope.nodeId))) continue;
+      }
+      await recordNotStarted(this.deps, summary, targetIds, scope?.reason(coordinator) ?? INTERRUPTED);
       await this.deps.multiJobs.markRunEnded(summary.jid, this.deps.clock.now());
+      ended += 1;
     }
-    return runs.length;
+    return ended;
   }
 
   /**

@@ -112,10 +112,10 @@ export interface JobRepository {
   /** Running jobs whose result was due at or before `now`, at most `limit`, most overdue first. */
   overdue(now: Date, limit: number): Promise<OverdueJob[]>;
   /**
-   * The jobs of that client created before `before`, whose start an agent confirmed, that still wait for a
-   * result: `running`, or `unknown` as svcd presumed it.
+   * The jobs of that client created before `before`, whose start an agent confirmed (with `unconfirmed` also
+   * those not confirmed yet), that still wait for a result: `running`, or `unknown` as svcd presumed it.
    */
-  awaitingResult(clientId: string, before: Date): Promise<string[]>;
+  awaitingResult(clientId: string, before: Date, unconfirmed?: boolean): Promise<string[]>;
   /** The latest finished_at among the children of a multi-client job; undefined when none has one. */
   lastFinishedAt(multiJobId: string): Promise<string | undefined>;
   /** The clients that have a child job in that multi-client job. */

@@ -7,6 +7,8 @@ import { MAX_JOBS_PER_INSERT, type JobRepository } from './ports.js';
 
 export const INTERRUPTED =
   'not started: svcd stopped (it was killed or crashed) before it reached this client';
+export const coordinatorLost = (nodeId: string) =>
+  `not started: svcd node '${nodeId}', which coordinated this run, stopped (killed or cut off from the cluster) before it reached this client`;
 
 interface RecoveryDeps {
   jobs: JobRepository;
