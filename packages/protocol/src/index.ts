@@ -11,6 +11,7 @@ export * from './agent/jobs.js';
 export * from './api/clients-auth.js';
 export * from './api/jobs.js';
 export * from './api/multi-jobs.js';
+export * from './api/rollout.js';
 export * from './api/tunnels.js';
 export * from './api/library.js';
 export * from './api/vault.js';

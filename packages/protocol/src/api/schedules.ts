@@ -3,8 +3,9 @@
  * zone. The request body is POST's and PUT's (PUT replaces the whole schedule); the schedule as GET returns it.
  */
 import { z } from 'zod';
-import { commandTextSchema, jobStatusSchema, runOptions, scriptTextSchema } from './jobs.js';
+import { commandTextSchema, deliveryOptions, jobStatusSchema, runOptions, scriptTextSchema } from './jobs.js';
 import { checkTargeting, multiJobSummarySchema, multiShape } from './multi-jobs.js';
+import { checkRollout } from './rollout.js';
 
 export const MAX_SCHEDULE_NAME_LENGTH = 200;
 /** Firings GET /schedules/{id}/runs returns, newest first. */
@@ -85,12 +86,14 @@ export const scheduleBodySchema = z
     cwd: runOptions.cwd.removeDefault().optional(),
     is_sudo: runOptions.is_sudo.removeDefault().optional(),
     interpreter: runOptions.interpreter.removeDefault().optional(),
+    ...deliveryOptions,
     ...multiShape,
     overlaps: z.boolean().default(false),
   })
   .superRefine((body, ctx) => {
     checkWhat(body, ctx);
     checkTargeting(body, ctx);
+    checkRollout(body, ctx);
   });
 export type ScheduleBody = z.output<typeof scheduleBodySchema>;
 
@@ -155,6 +158,12 @@ export const scheduleSchema = z.object({
   execute_concurrently: z.boolean(),
   abort_on_error: z.boolean(),
   overlaps: z.boolean(),
+  /** Each run option below is present only when the schedule gives it (queue_ttl and batch_delay in seconds). */
+  queue_ttl: z.number().int().optional(),
+  timeout_kill: z.boolean().optional(),
+  batch_size: z.union([z.number().int(), z.string()]).optional(),
+  batch_delay: z.number().int().optional(),
+  max_failures: z.union([z.number().int(), z.string()]).optional(),
   created_at: z.string(),
   created_by: z.string(),
   updated_at: z.string(),

@@ -231,6 +231,11 @@ export interface MultiJobsTable {
   run_ended_at: ColumnType<number | string | null, number | null | undefined, number | null>;
   /** Migration 015: the schedule that started the run; NULL for a run started by a request. */
   schedule_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 024: delivery and staged-rollout options (JSON); a staged run's progress. */
+  run_options: ColumnType<string | null, string | null | undefined, string | null>;
+  batches_done: ColumnType<number | string | null, number | null | undefined, number | null>;
+  next_batch_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+  stop_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface StorageSchema {

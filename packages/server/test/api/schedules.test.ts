@@ -280,7 +280,16 @@ describe('schedules API', () => {
       reason: '',
       status: 'successful',
       client_count: 2,
-      jobs: { successful: 2, failed: 0, running: 0, unknown: 0, queued: 0, expired: 0, cancelled: 0 },
+      jobs: {
+        successful: 2,
+        failed: 0,
+        running: 0,
+        unknown: 0,
+        queued: 0,
+        expired: 0,
+        cancelled: 0,
+        skipped: 0,
+      },
     });
     expect(h.data.map((f: Json) => String(f.scheduled_at))).toEqual([
       '2030-03-04T10:10:00.000Z',

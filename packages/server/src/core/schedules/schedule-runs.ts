@@ -3,6 +3,7 @@ import type { JobStatusCounts } from '../jobs/ports.js';
 import type { MultiJobsService } from '../jobs/multi-jobs-service.js';
 import type { LibraryService } from '../library/library-service.js';
 import type { StoredSchedule } from './ports.js';
+import { runOptionsOf } from './run-options.js';
 
 /** A started run's state, as a schedule's history shows it. */
 export interface RunState {
@@ -40,6 +41,7 @@ export function multiJobScheduleRuns(multi: MultiJobsService, library: LibrarySe
         labels: d.labels,
         execute_concurrently: d.execute_concurrently,
         abort_on_error: d.abort_on_error,
+        ...runOptionsOf(d),
       };
       const link = { scheduleId: schedule.id };
       const by = schedule.created_by;
