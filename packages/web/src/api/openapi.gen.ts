@@ -50,6 +50,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               }
             | {
                 script_id: string;
@@ -73,6 +76,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               };
         };
       };
@@ -2392,7 +2398,15 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2531,7 +2545,15 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2850,7 +2872,7 @@ export interface paths {
           'filter[is_script]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[schedule_id]'?: string;
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures. Default: every field. */
           'fields[commands]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -2895,6 +2917,11 @@ export interface paths {
                 concurrent?: boolean;
                 abort_on_err?: boolean;
                 schedule_id?: string;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
               }[];
               meta: {
                 count: number;
@@ -2950,6 +2977,9 @@ export interface paths {
             execute_concurrently?: boolean;
             /** @default true */
             abort_on_error?: boolean;
+            batch_size?: number | string;
+            batch_delay?: number | string;
+            max_failures?: number | string;
           };
         };
       };
@@ -2998,7 +3028,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, status, finished_at, jobs. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, status, finished_at, jobs, rollout. Default: every field. */
           'fields[commands]'?: string;
         };
         header?: never;
@@ -3042,14 +3072,34 @@ export interface paths {
                 concurrent?: boolean;
                 abort_on_err?: boolean;
                 schedule_id?: string;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 finished_at?: string | null;
                 jobs?: {
                   jid: string;
                   /** @enum {string} */
                   status:
-                    'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                    | 'running'
+                    | 'successful'
+                    | 'failed'
+                    | 'unknown'
+                    | 'queued'
+                    | 'expired'
+                    | 'cancelled'
+                    | 'skipped';
                   started_at: string | null;
                   finished_at: string | null;
                   client_id: string;
@@ -3075,6 +3125,16 @@ export interface paths {
                     stderr_truncated: boolean;
                   };
                 }[];
+                rollout?: {
+                  batch_size: number;
+                  batch_delay_sec: number;
+                  max_failures: number | null;
+                  batches_total: number;
+                  batches_done: number;
+                  next_batch_at: string | null;
+                  failures: number;
+                  stopped: string | null;
+                };
               };
               meta: {
                 jobs: {
@@ -3085,6 +3145,7 @@ export interface paths {
                   queued: number;
                   expired: number;
                   cancelled: number;
+                  skipped: number;
                 };
               };
             };
@@ -3195,7 +3256,15 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -4721,7 +4790,7 @@ export interface paths {
           'filter[created_at]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[updated_at]'?: string;
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
           /** @description Items per page (default 20). */
           'page[limit]'?: number;
@@ -4770,6 +4839,11 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at?: string;
                 created_by?: string;
                 updated_at?: string;
@@ -4831,6 +4905,8 @@ export interface paths {
             cwd?: string;
             is_sudo?: boolean;
             interpreter?: string;
+            queue_ttl?: number | string;
+            timeout_kill?: boolean;
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -4845,6 +4921,9 @@ export interface paths {
             execute_concurrently?: boolean;
             /** @default true */
             abort_on_error?: boolean;
+            batch_size?: number | string;
+            batch_delay?: number | string;
+            max_failures?: number | string;
             /** @default false */
             overlaps?: boolean;
           };
@@ -4887,6 +4966,11 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at: string;
                 created_by: string;
                 updated_at: string;
@@ -4934,7 +5018,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
         };
         header?: never;
@@ -4982,6 +5066,11 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at?: string;
                 created_by?: string;
                 updated_at?: string;
@@ -5041,6 +5130,8 @@ export interface paths {
             cwd?: string;
             is_sudo?: boolean;
             interpreter?: string;
+            queue_ttl?: number | string;
+            timeout_kill?: boolean;
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -5055,6 +5146,9 @@ export interface paths {
             execute_concurrently?: boolean;
             /** @default true */
             abort_on_error?: boolean;
+            batch_size?: number | string;
+            batch_delay?: number | string;
+            max_failures?: number | string;
             /** @default false */
             overlaps?: boolean;
           };
@@ -5097,6 +5191,11 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at: string;
                 created_by: string;
                 updated_at: string;
@@ -5197,7 +5296,16 @@ export interface paths {
                 reason: string;
                 jid: string | null;
                 status:
-                  | ('running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled')
+                  | (
+                      | 'running'
+                      | 'successful'
+                      | 'failed'
+                      | 'unknown'
+                      | 'queued'
+                      | 'expired'
+                      | 'cancelled'
+                      | 'skipped'
+                    )
                   | null;
                 client_count: number | null;
                 jobs: {
@@ -5208,6 +5316,7 @@ export interface paths {
                   queued: number;
                   expired: number;
                   cancelled: number;
+                  skipped: number;
                 } | null;
               }[];
               meta: {
@@ -5290,6 +5399,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               }
             | {
                 script_id: string;
@@ -5313,6 +5425,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               };
         };
       };
