@@ -2941,7 +2941,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Run a command on many clients */
+    /**
+     * Run a command on many clients
+     * @description batch_size (a count or "N%") runs it batch by batch, batch_delay apart; once max_failures of its jobs failed (or ended unknown) the clients not started end `skipped`. batch_delay and max_failures need batch_size. POST /scripts takes the same.
+     */
     post: {
       parameters: {
         query?: never;
@@ -3023,7 +3026,7 @@ export interface paths {
     };
     /**
      * One multi-client job with its jobs; meta.jobs counts them by status
-     * @description With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns client_id, client_name, status, exit_code, started_at, finished_at, duration_sec, error, stdout, stderr; streamed, so it suits runs on thousands of clients).
+     * @description A staged run (batch_size) has `rollout`: batches done and total, when the next batch starts, its failures so far and why it stopped early (null otherwise). With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns client_id, client_name, status, exit_code, started_at, finished_at, duration_sec, error, stdout, stderr; streamed, so it suits runs on thousands of clients).
      */
     get: {
       parameters: {
@@ -3326,7 +3329,7 @@ export interface paths {
     put?: never;
     /**
      * Run a multi-client job again on its failed clients (or all), with the same options
-     * @description only=failed (default): the clients whose job failed or ended unknown; only=all: every client the run has a job for. Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.
+     * @description only=failed (default): the clients whose job failed, ended unknown or was skipped by a staged run; only=all: every client the run has a job for. Every option of the run is kept (queue_ttl, timeout_kill, batch_size, batch_delay, max_failures included). Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.
      */
     post: {
       parameters: {
