@@ -45,7 +45,7 @@ describe('staged runs', () => {
         const res = await run(jid);
         return res.data.status !== 'running' && res;
       },
-      15_000,
+      30_000,
       `run ${jid} to end`,
     );
   const statusOf = (res: Json): Record<string, string> =>
@@ -69,7 +69,7 @@ describe('staged runs', () => {
     });
     expect(res.status, res.text).toBe(200);
     const jid = res.json.data.jid as string;
-    await waitFor(() => ids.slice(0, 5).every((id) => agent(id).runs.length === 1), 10_000, 'batch 1');
+    await waitFor(() => ids.slice(0, 5).every((id) => agent(id).runs.length === 1), 30_000, 'batch 1');
     const during = await run(jid);
     expect(during.data).toMatchObject({
       status: 'running',
@@ -138,7 +138,7 @@ describe('staged runs', () => {
     const waiting: Json = await waitFor(async (): Promise<Json> => {
       const r = await run(jid);
       return r.data.rollout.batches_done === 1 && r;
-    });
+    }, 30_000);
     expect(waiting.data.rollout).toMatchObject({ batch_size: 2, batch_delay_sec: 1, batches_total: 2 });
     const nextAt = Date.parse(waiting.data.rollout.next_batch_at as string);
     const done = await ended(jid);
@@ -217,13 +217,13 @@ describe('staged runs', () => {
     await waitFor(async () => {
       const c = await t.api.get(`/clients/${offline.id}`, { auth: AUTH });
       return c.json.data?.connection_state === 'disconnected';
-    });
+    }, 30_000);
     const again = await post(`/commands/${first.data.jid}/rerun?only=failed`, undefined);
     expect(again.status, again.text).toBe(200);
     const second: Json = await waitFor(async (): Promise<Json> => {
       const r = await run(again.json.data.jid as string);
       return r.data.jobs.length === 2 && r.data.jobs.every((j: Json) => j.status !== 'running') && r;
-    });
+    }, 30_000);
     expect(second.data).toMatchObject({
       is_script: true,
       command: 'echo hi\n',
@@ -254,7 +254,7 @@ describe('staged runs', () => {
       batch_delay: '1h',
     });
     const jid = res.json.data.jid as string;
-    await waitFor(async () => (await run(jid)).data.rollout.batches_done === 1);
+    await waitFor(async () => (await run(jid)).data.rollout.batches_done === 1, 30_000);
     for (const a of agents) await a.agent.close();
     agents = [];
     await t.restart();

@@ -275,8 +275,8 @@ export class MultiJobRunner {
   }
 
   /**
-   * Watches a child before it is stored; resolves when its result is stored, or when it is overdue (the deadline
-   * sweep's fallback, as in runOne).
+   * Watches a child before it is stored; resolves when its result is stored, when it is overdue (the deadline
+   * sweep's fallback, as in runOne), or when the run stops.
    */
   private awaitResult(child: Job): Promise<unknown> {
     let settle: (status: JobStatus) => void = () => undefined;
@@ -286,7 +286,7 @@ export class MultiJobRunner {
     const gaveUp = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, child.timeout_sec * 1000 + RESULT_GRACE_MS * 2);
     });
-    return Promise.race([finished, gaveUp]).finally(() => {
+    return Promise.race([finished, gaveUp, this.stopped]).finally(() => {
       clearTimeout(timer);
       if (!this.plan.observer) this.deps.watch.unwatch(child.jid);
     });
