@@ -267,7 +267,7 @@ export function RunPage() {
   const state = search.state ?? 'all';
   const jobs = useMemo(() => filterByState(children.data ?? [], state), [children.data, state]);
   const counts = run.data?.counts;
-  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) : 0;
+  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) + (counts.skipped ?? 0) : 0;
   const openJob = open && (children.data?.find((j) => j.jid === open.jid) ?? open);
 
   return (

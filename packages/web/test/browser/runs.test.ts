@@ -178,6 +178,7 @@ describe('runs', () => {
     const progress = h.page.getByTestId('run-rollout');
     await expect.poll(() => progress.textContent()).toContain('2 of 3 done');
     await expect(progress.textContent()).resolves.toContain('Stopped: not started: max_failures reached');
+    await h.page.getByText('All (3)').waitFor();
     expect(await seriousAxeViolations(h.page)).toEqual([]);
   });
 
