@@ -12,6 +12,7 @@ export * from './api/clients-auth.js';
 export * from './api/jobs.js';
 export * from './api/run-env.js';
 export * from './api/multi-jobs.js';
+export * from './api/rollout.js';
 export * from './api/tunnels.js';
 export * from './api/library.js';
 export * from './api/vault.js';

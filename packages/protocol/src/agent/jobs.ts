@@ -50,7 +50,8 @@ export const JOB_ENV_CAPABILITY = 'job.env';
 
 /**
  * The spec's four statuses plus ours (issue 27): `queued` (waiting for its client to connect, run with
- * queue_ttl), `expired` (its client did not connect within queue_ttl), `cancelled` (stopped by DELETE).
+ * queue_ttl), `expired` (its client did not connect within queue_ttl), `cancelled` (stopped by DELETE),
+ * `skipped` (a staged run stopped before it reached the client: max_failures, or svcd stopped).
  */
 export const JOB_STATUSES = [
   'running',
@@ -60,6 +61,7 @@ export const JOB_STATUSES = [
   'queued',
   'expired',
   'cancelled',
+  'skipped',
 ] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 

@@ -41,6 +41,12 @@ export const MAX_QUEUE_TTL_SEC = MAX_JOB_TIMEOUT_SEC;
 const DURATION = /^(\d{1,10})(s|m|h|d)$/;
 const UNIT_SEC = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
+/** `90s`, `15m`, `2h`, `7d` in seconds; undefined when the text is not such a duration. */
+export function durationSeconds(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  return match ? Number(match[1]) * UNIT_SEC[match[2] as keyof typeof UNIT_SEC] : undefined;
+}
+
 /**
  * How long a job waits for a client that is not connected (issue 27): `90s`, `15m`, `2h`, `7d`, or a number of
  * seconds; becomes seconds.
@@ -49,12 +55,12 @@ export const queueTtlSchema = z
   .union([z.int(), z.string()])
   .transform((value, ctx) => {
     if (typeof value === 'number') return value;
-    const match = DURATION.exec(value.trim());
-    if (!match) {
+    const seconds = durationSeconds(value);
+    if (seconds === undefined) {
       ctx.addIssue({ code: 'custom', message: 'must be a duration like 90s, 15m, 2h or 7d, or seconds' });
       return z.NEVER;
     }
-    return Number(match[1]) * UNIT_SEC[match[2] as keyof typeof UNIT_SEC];
+    return seconds;
   })
   .pipe(
     z

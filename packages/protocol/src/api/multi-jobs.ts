@@ -11,6 +11,7 @@ import {
   runOptions,
   scriptTextSchema,
 } from './jobs.js';
+import { checkRollout, rolloutOptions, rolloutProgressSchema } from './rollout.js';
 
 const operatorSchema = z
   .string()
@@ -43,6 +44,7 @@ export const multiShape = {
   labels: labelsTargetSchema.nullable().optional(),
   execute_concurrently: z.boolean().default(false),
   abort_on_error: z.boolean().default(true),
+  ...rolloutOptions,
 };
 
 const nonEmpty = (list: readonly string[] | null | undefined): boolean => (list?.length ?? 0) > 0;
@@ -72,20 +74,26 @@ export function checkTargeting(body: Targeting, ctx: z.RefinementCtx): void {
     });
 }
 
+/** Targeting, and the staged-rollout fields that act only together. */
+function checkMultiRun(body: Targeting & Parameters<typeof checkRollout>[0], ctx: z.RefinementCtx): void {
+  checkTargeting(body, ctx);
+  checkRollout(body, ctx);
+}
+
 export const multiCommandBodySchema = z
   .strictObject({ command: commandTextSchema, ...runOptions, ...multiShape })
-  .superRefine(checkTargeting);
+  .superRefine(checkMultiRun);
 export type MultiCommandBody = z.output<typeof multiCommandBodySchema>;
 
 export const multiScriptBodySchema = z
   .strictObject({ script: scriptTextSchema, ...runOptions, ...multiShape })
-  .superRefine(checkTargeting);
+  .superRefine(checkMultiRun);
 export type MultiScriptBody = z.output<typeof multiScriptBodySchema>;
 
 /** POST /scripts with `script_id` instead of `script`: a library script on many clients. */
 export const multiLibraryScriptRunBodySchema = z
   .strictObject({ ...libraryRunOptions, ...multiShape })
-  .superRefine(checkTargeting);
+  .superRefine(checkMultiRun);
 export type MultiLibraryScriptRunBody = z.output<typeof multiLibraryScriptRunBodySchema>;
 
 /**
@@ -109,11 +117,11 @@ const socketOptions = {
 
 export const wsCommandRequestSchema = z
   .strictObject({ command: commandTextSchema, script: unusedText, ...socketOptions, ...multiShape })
-  .superRefine(checkTargeting);
+  .superRefine(checkMultiRun);
 
 export const wsScriptRequestSchema = z
   .strictObject({ script: scriptTextSchema, command: unusedText, ...socketOptions, ...multiShape })
-  .superRefine(checkTargeting);
+  .superRefine(checkMultiRun);
 
 export const targetOperatorSchema = z.enum(['AND', 'OR']);
 
@@ -137,6 +145,13 @@ export const multiJobSummarySchema = z.object({
   abort_on_err: z.boolean(),
   /** Present only on a run a schedule started (GET /schedules/{id}). */
   schedule_id: z.string().optional(),
+  /** The run's delivery and staged-rollout options, each present only when the request gave it. */
+  queue_ttl: z.number().int().optional(),
+  timeout_kill: z.boolean().optional(),
+  batch_size: z.union([z.number().int(), z.string()]).optional(),
+  /** Seconds. */
+  batch_delay: z.number().int().optional(),
+  max_failures: z.union([z.number().int(), z.string()]).optional(),
 });
 export type MultiJobSummary = z.infer<typeof multiJobSummarySchema>;
 
@@ -150,6 +165,8 @@ export const multiJobSchema = multiJobSummarySchema.extend({
   status: jobStatusSchema,
   finished_at: z.string().nullable(),
   jobs: z.array(jobSchema),
+  /** Only on a staged run (batch_size given). */
+  rollout: rolloutProgressSchema.optional(),
 });
 export type MultiJob = z.infer<typeof multiJobSchema>;
 

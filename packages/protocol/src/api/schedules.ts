@@ -3,9 +3,10 @@
  * zone. The request body is POST's and PUT's (PUT replaces the whole schedule); the schedule as GET returns it.
  */
 import { z } from 'zod';
-import { commandTextSchema, jobStatusSchema, runOptions, scriptTextSchema } from './jobs.js';
+import { commandTextSchema, deliveryOptions, jobStatusSchema, runOptions, scriptTextSchema } from './jobs.js';
 import { checkTargeting, multiJobSummarySchema, multiShape } from './multi-jobs.js';
 import { runEnvSchema } from './run-env.js';
+import { checkRollout } from './rollout.js';
 
 export const MAX_SCHEDULE_NAME_LENGTH = 200;
 /** Firings GET /schedules/{id}/runs returns, newest first. */
@@ -86,14 +87,15 @@ export const scheduleBodySchema = z
     cwd: runOptions.cwd.removeDefault().optional(),
     is_sudo: runOptions.is_sudo.removeDefault().optional(),
     interpreter: runOptions.interpreter.removeDefault().optional(),
-    // Stored as given: vault references are resolved at each firing, as the schedule's owner.
-    env: runEnvSchema.optional(),
+    // env is stored as given: vault references are resolved at each firing, as the schedule's owner.
+    ...deliveryOptions,
     ...multiShape,
     overlaps: z.boolean().default(false),
   })
   .superRefine((body, ctx) => {
     checkWhat(body, ctx);
     checkTargeting(body, ctx);
+    checkRollout(body, ctx);
   });
 export type ScheduleBody = z.output<typeof scheduleBodySchema>;
 
@@ -160,6 +162,12 @@ export const scheduleSchema = z.object({
   overlaps: z.boolean(),
   /** As given: plain values and vault references (never a vault value). */
   env: runEnvSchema.nullable(),
+  /** Each run option below is present only when the schedule gives it (queue_ttl and batch_delay in seconds). */
+  queue_ttl: z.number().int().optional(),
+  timeout_kill: z.boolean().optional(),
+  batch_size: z.union([z.number().int(), z.string()]).optional(),
+  batch_delay: z.number().int().optional(),
+  max_failures: z.union([z.number().int(), z.string()]).optional(),
   created_at: z.string(),
   created_by: z.string(),
   updated_at: z.string(),

@@ -439,6 +439,17 @@ const MIGRATIONS: readonly SchemaMigration[] = [
         .execute();
     },
   },
+  {
+    name: '024_staged_runs',
+    async up(db) {
+      // A run's delivery and staged-rollout options as JSON (queue_ttl, timeout_kill, batch_size, batch_delay,
+      // max_failures; NULL: none), so a rerun repeats them; and a staged run's progress. One column per statement.
+      await db.schema.alterTable('multi_jobs').addColumn('run_options', 'text').execute();
+      await db.schema.alterTable('multi_jobs').addColumn('batches_done', 'integer').execute();
+      await db.schema.alterTable('multi_jobs').addColumn('next_batch_at', 'bigint').execute();
+      await db.schema.alterTable('multi_jobs').addColumn('stop_reason', 'text').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

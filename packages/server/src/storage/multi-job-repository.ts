@@ -1,6 +1,11 @@
 import type { Selectable } from 'kysely';
 import type { ListQuery, MultiJobSummary } from '@svc/protocol';
-import type { InterruptedRun, MultiJobRepository, StoredMultiJob } from '../core/jobs/multi-job-ports.js';
+import type {
+  InterruptedRun,
+  MultiJobRepository,
+  RolloutState,
+  StoredMultiJob,
+} from '../core/jobs/multi-job-ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
@@ -22,8 +27,39 @@ const parsed = <T>(text: string | null): T | null => (text === null ? null : (JS
 
 type SummaryRow = Omit<
   Selectable<MultiJobsTable>,
-  'target_ids' | 'target_count' | 'run_ended_at' | 'coordinator_node'
+  | 'target_ids'
+  | 'target_count'
+  | 'run_ended_at'
+  | 'coordinator_node'
+  | 'batches_done'
+  | 'next_batch_at'
+  | 'stop_reason'
 >;
+
+/** The options a run keeps besides its columns (migration 024); each only when the request gave it. */
+type RunOptions = Pick<
+  MultiJobSummary,
+  'queue_ttl' | 'timeout_kill' | 'batch_size' | 'batch_delay' | 'max_failures'
+>;
+const RUN_OPTIONS = ['queue_ttl', 'timeout_kill', 'batch_size', 'batch_delay', 'max_failures'] as const;
+
+function runOptionsJson(job: MultiJobSummary): string | null {
+  const options: Record<string, unknown> = {};
+  for (const key of RUN_OPTIONS) if (job[key] !== undefined) options[key] = job[key];
+  return Object.keys(options).length === 0 ? null : JSON.stringify(options);
+}
+
+function rolloutState(
+  row: Pick<Selectable<MultiJobsTable>, 'batches_done' | 'next_batch_at' | 'stop_reason'>,
+) {
+  if (row.batches_done === null) return undefined;
+  const state: RolloutState = {
+    batchesDone: Number(row.batches_done),
+    nextBatchAt: row.next_batch_at === null ? null : new Date(Number(row.next_batch_at)),
+    stopReason: row.stop_reason,
+  };
+  return state;
+}
 
 function toSummary(row: SummaryRow): MultiJobSummary {
   return {
@@ -43,6 +79,7 @@ function toSummary(row: SummaryRow): MultiJobSummary {
     concurrent: isSet(row.concurrent),
     abort_on_err: isSet(row.abort_on_err),
     ...(row.schedule_id === null || row.schedule_id === undefined ? {} : { schedule_id: row.schedule_id }),
+    ...parsed<RunOptions>(row.run_options ?? null),
   };
 }
 
@@ -61,6 +98,7 @@ const UNTARGETED = [
   'concurrent',
   'abort_on_err',
   'schedule_id',
+  'run_options',
 ] as const;
 
 /** Multi-client jobs in `multi_jobs` (migration 007_multi_jobs); their children are rows of `jobs`. */
@@ -95,6 +133,8 @@ export class SqlMultiJobRepository implements MultiJobRepository {
           target_count: targetIds.length,
           schedule_id: job.schedule_id ?? null,
           coordinator_node: this.coordinator,
+          run_options: runOptionsJson(job),
+          ...(job.batch_size === undefined ? {} : { batches_done: 0 }),
         })
         .execute();
     });
@@ -104,14 +144,15 @@ export class SqlMultiJobRepository implements MultiJobRepository {
     return withStorageErrors(async () => {
       const query = this.database.db
         .selectFrom('multi_jobs')
-        .select([...UNTARGETED, 'target_count'])
+        .select([...UNTARGETED, 'target_count', 'batches_done', 'next_batch_at', 'stop_reason'])
         .where('jid', '=', jid);
       const row = withTargets
         ? await query.select(['client_ids', 'group_ids', 'tags', 'labels']).executeTakeFirst()
         : await query.executeTakeFirst().then((found) => found && { ...found, ...NO_TARGETS });
       if (!row) return undefined;
       const targetCount = row.target_count === null ? null : Number(row.target_count);
-      return { summary: toSummary(row), targetCount };
+      const rollout = rolloutState(row);
+      return { summary: toSummary(row), targetCount, ...(rollout ? { rollout } : {}) };
     });
   }
 
@@ -120,6 +161,20 @@ export class SqlMultiJobRepository implements MultiJobRepository {
       await this.database.db
         .updateTable('multi_jobs')
         .set({ run_ended_at: at.getTime() })
+        .where('jid', '=', jid)
+        .execute();
+    });
+  }
+
+  saveRollout(jid: string, state: RolloutState): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .updateTable('multi_jobs')
+        .set({
+          batches_done: state.batchesDone,
+          next_batch_at: state.nextBatchAt?.getTime() ?? null,
+          stop_reason: state.stopReason,
+        })
         .where('jid', '=', jid)
         .execute();
     });

@@ -233,6 +233,11 @@ export interface MultiJobsTable {
   schedule_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 021: the cluster node coordinating the run; NULL on a single svcd. */
   coordinator_node: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 024: delivery and staged-rollout options (JSON); a staged run's progress. */
+  run_options: ColumnType<string | null, string | null | undefined, string | null>;
+  batches_done: ColumnType<number | string | null, number | null | undefined, number | null>;
+  next_batch_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+  stop_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface StorageSchema {

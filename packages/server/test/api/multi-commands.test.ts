@@ -338,7 +338,16 @@ describe('commands and scripts on many clients', () => {
     expect(countOnly.json).toEqual({
       data: { jid },
       meta: {
-        jobs: { running: 3, successful: 0, failed: 1, unknown: 0, queued: 0, expired: 0, cancelled: 0 },
+        jobs: {
+          running: 3,
+          successful: 0,
+          failed: 1,
+          unknown: 0,
+          queued: 0,
+          expired: 0,
+          cancelled: 0,
+          skipped: 0,
+        },
       },
     });
     release();
@@ -346,7 +355,16 @@ describe('commands and scripts on many clients', () => {
     const full = await t.api.get(`/commands/${jid}`, { auth: AUTH });
     expect(full.json.data).toEqual(job);
     expect(full.json.meta).toEqual({
-      jobs: { running: 0, successful: 2, failed: 2, unknown: 0, queued: 0, expired: 0, cancelled: 0 },
+      jobs: {
+        running: 0,
+        successful: 2,
+        failed: 2,
+        unknown: 0,
+        queued: 0,
+        expired: 0,
+        cancelled: 0,
+        skipped: 0,
+      },
     });
     const counted = await t.api.get(`/commands/${jid}?fields[commands]=jid,command`, { auth: AUTH });
     expect(counted.json).toEqual({ data: { jid, command: '/usr/bin/uptime' }, meta: full.json.meta });

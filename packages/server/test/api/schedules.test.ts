@@ -281,7 +281,16 @@ describe('schedules API', () => {
       reason: '',
       status: 'successful',
       client_count: 2,
-      jobs: { successful: 2, failed: 0, running: 0, unknown: 0, queued: 0, expired: 0, cancelled: 0 },
+      jobs: {
+        successful: 2,
+        failed: 0,
+        running: 0,
+        unknown: 0,
+        queued: 0,
+        expired: 0,
+        cancelled: 0,
+        skipped: 0,
+      },
     });
     expect(h.data.map((f: Json) => String(f.scheduled_at))).toEqual([
       '2030-03-04T10:10:00.000Z',
@@ -303,6 +312,49 @@ describe('schedules API', () => {
     });
     expect(got.next_run_at).toBe('2030-03-04T10:15:00.000Z');
     await t.api.delete(`/schedules/${s.id}`, asOperator);
+  });
+
+  test('a schedule keeps the run options (queue_ttl, timeout_kill, batches) and each firing runs with them', async () => {
+    const s = await create({
+      name: 'staged',
+      schedule: '*/5 * * * *',
+      type: 'command',
+      command: 'rollout',
+      client_ids: ['berlin-1', 'paris-1'],
+      queue_ttl: '1h',
+      timeout_kill: true,
+      batch_size: '50%',
+      batch_delay: '0s',
+      max_failures: 1,
+    });
+    expect(s).toMatchObject({
+      queue_ttl: 3600,
+      timeout_kill: true,
+      batch_size: '50%',
+      batch_delay: 0,
+      max_failures: 1,
+    });
+    expect(await fireNext(s.id)).toBe(1);
+    const run = await runFinished((await history(s.id)).data[0].jid);
+    expect(run).toMatchObject({
+      status: 'successful',
+      queue_ttl: 3600,
+      timeout_kill: true,
+      batch_size: '50%',
+      max_failures: 1,
+      rollout: { batch_size: 1, batches_total: 2, batches_done: 2, stopped: null },
+    });
+    const plain = await create({
+      name: 'plain',
+      schedule: '0 3 * * *',
+      type: 'command',
+      command: 'x',
+      client_ids: ['paris-1'],
+    });
+    expect(plain).not.toHaveProperty('batch_size');
+    expect(plain).not.toHaveProperty('queue_ttl');
+    await t.api.delete(`/schedules/${s.id}`, asOperator);
+    await t.api.delete(`/schedules/${plain.id}`, asOperator);
   });
 
   test('a minute fires once, however often svcd ticks in it', async () => {

@@ -103,7 +103,9 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '015_schedules',
           '016_job_queue',
           '019_audit_log',
+          '021_run_coordinator',
           '022_login_throttle',
+          '024_staged_runs',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -862,6 +864,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         queued: 0,
         expired: 0,
         cancelled: 0,
+        skipped: 0,
       });
       const statuses = [
         'running',
@@ -884,6 +887,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         queued: 0,
         expired: 0,
         cancelled: 0,
+        skipped: 0,
       });
       expect(await jobs.countByMultiJob(other.jid)).toEqual({
         running: 0,
@@ -893,6 +897,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
         queued: 0,
         expired: 0,
         cancelled: 0,
+        skipped: 0,
       });
     });
 
@@ -941,6 +946,41 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const single = multiJob(24);
       await new SqlMultiJobRepository(database).insert(single, ['web-1']);
       expect(await onA.takeOverRun(single.jid, null, 'node-a')).toBe(true);
+    });
+
+    it("keeps a run's delivery and staged-rollout options and a staged run's progress", async () => {
+      const repo = new SqlMultiJobRepository(database);
+      const staged = multiJob(31, {
+        queue_ttl: 900,
+        timeout_kill: true,
+        batch_size: '10%',
+        batch_delay: 30,
+        max_failures: 2,
+      });
+      const plain = multiJob(32);
+      await repo.insert(staged, ['web-1', 'web-2']);
+      await repo.insert(plain, ['web-1']);
+      expect(await repo.get(staged.jid)).toEqual({
+        summary: staged,
+        targetCount: 2,
+        rollout: { batchesDone: 0, nextBatchAt: null, stopReason: null },
+      });
+      expect(await repo.get(plain.jid)).toEqual({ summary: plain, targetCount: 1 });
+      const next = new Date('2030-01-02T00:20:00.000Z');
+      await repo.saveRollout(staged.jid, { batchesDone: 1, nextBatchAt: next, stopReason: null });
+      expect((await repo.get(staged.jid, false))?.rollout).toEqual({
+        batchesDone: 1,
+        nextBatchAt: next,
+        stopReason: null,
+      });
+      await repo.saveRollout(staged.jid, { batchesDone: 2, nextBatchAt: null, stopReason: 'max_failures' });
+      expect((await repo.get(staged.jid))?.rollout).toEqual({
+        batchesDone: 2,
+        nextBatchAt: null,
+        stopReason: 'max_failures',
+      });
+      const interrupted = (await repo.interrupted()).find((run) => run.summary.jid === staged.jid);
+      expect(interrupted?.summary).toMatchObject({ batch_size: '10%', max_failures: 2, queue_ttl: 900 });
     });
 
     it('lists multi-client jobs with the list grammar, newest first by default', async () => {

@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on many clients
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
      */
     post: {
       parameters: {
@@ -36,14 +36,6 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
-                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -58,6 +50,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               }
             | {
                 script_id: string;
@@ -67,14 +62,6 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
-                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -89,6 +76,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               };
         };
       };
@@ -2408,7 +2398,15 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2454,7 +2452,7 @@ export interface paths {
     put?: never;
     /**
      * Run a command on a client
-     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running. `env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on one client that client's entry with the key, else the shared one) and never reaches the command line or the script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.
+     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
      */
     post: {
       parameters: {
@@ -2479,14 +2477,6 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
-            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-            env?: {
-              [key: string]:
-                | string
-                | {
-                    vault: string;
-                  };
-            };
           };
         };
       };
@@ -2555,7 +2545,15 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -2655,7 +2653,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on a client
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running. `env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on one client that client's entry with the key, else the shared one) and never reaches the command line or the script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
      */
     post: {
       parameters: {
@@ -2681,14 +2679,6 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
-                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                };
               }
             | {
                 script_id: string;
@@ -2698,14 +2688,6 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
-                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                };
               };
         };
       };
@@ -2890,7 +2872,7 @@ export interface paths {
           'filter[is_script]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[schedule_id]'?: string;
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures. Default: every field. */
           'fields[commands]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -2935,6 +2917,11 @@ export interface paths {
                 concurrent?: boolean;
                 abort_on_err?: boolean;
                 schedule_id?: string;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
               }[];
               meta: {
                 count: number;
@@ -2956,7 +2943,7 @@ export interface paths {
     put?: never;
     /**
      * Run a command on many clients
-     * @description `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
+     * @description batch_size (a count or "N%") runs it batch by batch, batch_delay apart; once max_failures of its jobs failed (or ended unknown) the clients not started end `skipped`. batch_delay and max_failures need batch_size. POST /scripts takes the same.
      */
     post: {
       parameters: {
@@ -2979,14 +2966,6 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
-            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-            env?: {
-              [key: string]:
-                | string
-                | {
-                    vault: string;
-                  };
-            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -3001,6 +2980,9 @@ export interface paths {
             execute_concurrently?: boolean;
             /** @default true */
             abort_on_error?: boolean;
+            batch_size?: number | string;
+            batch_delay?: number | string;
+            max_failures?: number | string;
           };
         };
       };
@@ -3044,12 +3026,12 @@ export interface paths {
     };
     /**
      * One multi-client job with its jobs; meta.jobs counts them by status
-     * @description With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns client_id, client_name, status, exit_code, started_at, finished_at, duration_sec, error, stdout, stderr; streamed, so it suits runs on thousands of clients).
+     * @description A staged run (batch_size) has `rollout`: batches done and total, when the next batch starts, its failures so far and why it stopped early (null otherwise). With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns client_id, client_name, status, exit_code, started_at, finished_at, duration_sec, error, stdout, stderr; streamed, so it suits runs on thousands of clients).
      */
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, status, finished_at, jobs. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, status, finished_at, jobs, rollout. Default: every field. */
           'fields[commands]'?: string;
         };
         header?: never;
@@ -3093,14 +3075,34 @@ export interface paths {
                 concurrent?: boolean;
                 abort_on_err?: boolean;
                 schedule_id?: string;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 finished_at?: string | null;
                 jobs?: {
                   jid: string;
                   /** @enum {string} */
                   status:
-                    'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                    | 'running'
+                    | 'successful'
+                    | 'failed'
+                    | 'unknown'
+                    | 'queued'
+                    | 'expired'
+                    | 'cancelled'
+                    | 'skipped';
                   started_at: string | null;
                   finished_at: string | null;
                   client_id: string;
@@ -3126,6 +3128,16 @@ export interface paths {
                     stderr_truncated: boolean;
                   };
                 }[];
+                rollout?: {
+                  batch_size: number;
+                  batch_delay_sec: number;
+                  max_failures: number | null;
+                  batches_total: number;
+                  batches_done: number;
+                  next_batch_at: string | null;
+                  failures: number;
+                  stopped: string | null;
+                };
               };
               meta: {
                 jobs: {
@@ -3136,6 +3148,7 @@ export interface paths {
                   queued: number;
                   expired: number;
                   cancelled: number;
+                  skipped: number;
                 };
               };
             };
@@ -3246,7 +3259,15 @@ export interface paths {
               data: {
                 jid?: string;
                 /** @enum {string} */
-                status?: 'running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled';
+                status?:
+                  | 'running'
+                  | 'successful'
+                  | 'failed'
+                  | 'unknown'
+                  | 'queued'
+                  | 'expired'
+                  | 'cancelled'
+                  | 'skipped';
                 started_at?: string | null;
                 finished_at?: string | null;
                 client_id?: string;
@@ -3308,7 +3329,7 @@ export interface paths {
     put?: never;
     /**
      * Run a multi-client job again on its failed clients (or all), with the same options
-     * @description only=failed (default): the clients whose job failed or ended unknown; only=all: every client the run has a job for. Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.
+     * @description only=failed (default): the clients whose job failed, ended unknown or was skipped by a staged run; only=all: every client the run has a job for. Every option of the run is kept (queue_ttl, timeout_kill, batch_size, batch_delay, max_failures included). Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.
      */
     post: {
       parameters: {
@@ -4772,7 +4793,7 @@ export interface paths {
           'filter[created_at]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[updated_at]'?: string;
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, env, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
           /** @description Items per page (default 20). */
           'page[limit]'?: number;
@@ -4821,13 +4842,11 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                } | null;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at?: string;
                 created_by?: string;
                 updated_at?: string;
@@ -4889,14 +4908,8 @@ export interface paths {
             cwd?: string;
             is_sudo?: boolean;
             interpreter?: string;
-            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-            env?: {
-              [key: string]:
-                | string
-                | {
-                    vault: string;
-                  };
-            };
+            queue_ttl?: number | string;
+            timeout_kill?: boolean;
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -4911,6 +4924,9 @@ export interface paths {
             execute_concurrently?: boolean;
             /** @default true */
             abort_on_error?: boolean;
+            batch_size?: number | string;
+            batch_delay?: number | string;
+            max_failures?: number | string;
             /** @default false */
             overlaps?: boolean;
           };
@@ -4953,13 +4969,11 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
-                env: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                } | null;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at: string;
                 created_by: string;
                 updated_at: string;
@@ -5007,7 +5021,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, env, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
         };
         header?: never;
@@ -5055,13 +5069,11 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                } | null;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at?: string;
                 created_by?: string;
                 updated_at?: string;
@@ -5121,14 +5133,8 @@ export interface paths {
             cwd?: string;
             is_sudo?: boolean;
             interpreter?: string;
-            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-            env?: {
-              [key: string]:
-                | string
-                | {
-                    vault: string;
-                  };
-            };
+            queue_ttl?: number | string;
+            timeout_kill?: boolean;
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -5143,6 +5149,9 @@ export interface paths {
             execute_concurrently?: boolean;
             /** @default true */
             abort_on_error?: boolean;
+            batch_size?: number | string;
+            batch_delay?: number | string;
+            max_failures?: number | string;
             /** @default false */
             overlaps?: boolean;
           };
@@ -5185,13 +5194,11 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
-                env: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                } | null;
+                queue_ttl?: number;
+                timeout_kill?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number;
+                max_failures?: number | string;
                 created_at: string;
                 created_by: string;
                 updated_at: string;
@@ -5292,7 +5299,16 @@ export interface paths {
                 reason: string;
                 jid: string | null;
                 status:
-                  | ('running' | 'successful' | 'failed' | 'unknown' | 'queued' | 'expired' | 'cancelled')
+                  | (
+                      | 'running'
+                      | 'successful'
+                      | 'failed'
+                      | 'unknown'
+                      | 'queued'
+                      | 'expired'
+                      | 'cancelled'
+                      | 'skipped'
+                    )
                   | null;
                 client_count: number | null;
                 jobs: {
@@ -5303,6 +5319,7 @@ export interface paths {
                   queued: number;
                   expired: number;
                   cancelled: number;
+                  skipped: number;
                 } | null;
               }[];
               meta: {
@@ -5347,7 +5364,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on many clients
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
      */
     post: {
       parameters: {
@@ -5371,14 +5388,6 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
-                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -5393,6 +5402,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               }
             | {
                 script_id: string;
@@ -5402,14 +5414,6 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
-                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
-                env?: {
-                  [key: string]:
-                    | string
-                    | {
-                        vault: string;
-                      };
-                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -5424,6 +5428,9 @@ export interface paths {
                 execute_concurrently?: boolean;
                 /** @default true */
                 abort_on_error?: boolean;
+                batch_size?: number | string;
+                batch_delay?: number | string;
+                max_failures?: number | string;
               };
         };
       };

@@ -10,8 +10,13 @@ type Ok<Op> = Op extends { responses: { 200: { content: { 'application/json': in
   ? Body
   : never;
 export type RunSummary = Required<Ok<paths['/api/v1/commands']['get']>['data'][number]>;
-export type Run = RunSummary & { status: string; finished_at: string | null };
-export type RunCounts = Record<'running' | 'successful' | 'failed' | 'unknown', number>;
+/** A staged run's progress (GET /commands/{jid}: rollout). */
+export type RolloutProgress = NonNullable<Ok<paths['/api/v1/commands/{jid}']['get']>['data']['rollout']>;
+export type Run = RunSummary & { status: string; finished_at: string | null; rollout?: RolloutProgress };
+/** `skipped` counts the clients a staged run stopped before. */
+export type RunCounts = Record<'running' | 'successful' | 'failed' | 'unknown', number> & {
+  skipped?: number;
+};
 export type LibraryScript = Required<Ok<paths['/api/v1/library/scripts']['get']>['data'][number]>;
 
 export const RUNS_PAGE_SIZE = 50;
@@ -39,7 +44,7 @@ export const runQuery = (jid: string) =>
     queryFn: async () => {
       const fields = [
         'jid,started_at,created_by,client_ids,group_ids,tags,labels,command,cwd,interpreter,is_sudo',
-        'is_script,timeout_sec,concurrent,abort_on_err,status,finished_at',
+        'is_script,timeout_sec,concurrent,abort_on_err,status,finished_at,rollout',
       ].join(',');
       const res = await apiRequest<{ data: Run; meta: { jobs: RunCounts } }>(
         `/commands/${encodeURIComponent(jid)}`,

@@ -21,6 +21,7 @@ import { scheduleBody, type ScheduleForm } from '../lib/schedule-form.js';
 import { TargetFields } from '../pages/run-new-page.js';
 import { CodeEditor } from './code-editor.js';
 import { ErrorAlert } from './error-alert.js';
+import { StagedFields } from './staged-fields.js';
 
 const languageOf = (interpreter: string) =>
   /powershell|pwsh/i.test(interpreter) ? 'powershell' : /python/i.test(interpreter) ? 'python' : 'shell';
@@ -176,6 +177,10 @@ export function ScheduleFormCard({
                 onChange={(e) => set({ overlaps: e.currentTarget.checked })}
               />
             </Group>
+            <StagedFields
+              value={form.staged}
+              set={(next) => setForm((f) => ({ ...f, staged: { ...f.staged, ...next } }))}
+            />
           </Stack>
         </Card>
         <Card withBorder padding="lg">

@@ -4,6 +4,7 @@
  */
 import type { Schedule } from '../api/schedules.js';
 import { targetingBody, toBase64, type ScriptSource, type Targets } from './run-compose.js';
+import { noStaging, stagedBody, stagedOf, type StagedOptions } from './staged-run.js';
 
 export interface ScheduleForm {
   name: string;
@@ -21,6 +22,7 @@ export interface ScheduleForm {
   concurrent: boolean;
   abortOnError: boolean;
   overlaps: boolean;
+  staged: StagedOptions;
   targets: Targets;
 }
 
@@ -43,6 +45,7 @@ export function emptyScheduleForm(): ScheduleForm {
     concurrent: true,
     abortOnError: false,
     overlaps: false,
+    staged: noStaging(),
     targets: { kind: 'ids', clientIds: '', groupIds: '', tags: '', labels: '', operator: 'OR' },
   };
 }
@@ -92,6 +95,7 @@ export function formOfSchedule(s: Schedule): ScheduleForm {
     concurrent: s.execute_concurrently,
     abortOnError: s.abort_on_error,
     overlaps: s.overlaps,
+    staged: stagedOf(s),
     targets,
   };
 }
@@ -118,5 +122,6 @@ export function scheduleBody(form: ScheduleForm): Record<string, unknown> {
     execute_concurrently: form.concurrent,
     abort_on_error: form.abortOnError,
     overlaps: form.overlaps,
+    ...stagedBody(form.staged),
   };
 }

@@ -22,6 +22,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { clientCount, libraryScriptsQuery, startRun } from '../api/runs.js';
 import { CodeEditor } from '../components/code-editor.js';
 import { ErrorAlert } from '../components/error-alert.js';
+import { StagedFields } from '../components/staged-fields.js';
 import {
   initialTargets,
   runRequest,
@@ -30,6 +31,7 @@ import {
   type ScriptSource,
   type Targets,
 } from '../lib/run-compose.js';
+import { noStaging, stagedBody } from '../lib/staged-run.js';
 
 const route = getRouteApi('/console/runs/new');
 
@@ -142,6 +144,7 @@ export function RunNewPage() {
   const [concurrent, setConcurrent] = useState(true);
   const [abortOnError, setAbortOnError] = useState(false);
   const [targets, setTargets] = useState(() => initialTargets(search));
+  const [staged, setStaged] = useState(noStaging);
   const library = useQuery({ ...libraryScriptsQuery, enabled: source === 'library' });
   const chosen = library.data?.find((s) => s.id === scriptId);
 
@@ -163,7 +166,7 @@ export function RunNewPage() {
         { interpreter, cwd, timeoutSec: Number(timeout) || 60, concurrent, abortOnError },
         targeting,
       );
-      return startRun(request.path, request.body);
+      return startRun(request.path, { ...request.body, ...stagedBody(staged) });
     },
     onSuccess: (jid) => void navigate({ to: '/runs/$jid', params: { jid } }),
   });
@@ -267,6 +270,7 @@ export function RunNewPage() {
                   onChange={(e) => setAbortOnError(e.currentTarget.checked)}
                 />
               </Group>
+              <StagedFields value={staged} set={(next) => setStaged((s) => ({ ...s, ...next }))} />
             </Stack>
           </Card>
           <Card withBorder padding="lg">

@@ -16,7 +16,15 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState, type ReactNode } from 'react';
-import { fetchRunChildren, fetchRunCsv, rerunRun, runQuery, type Run, type RunCounts } from '../api/runs.js';
+import {
+  fetchRunChildren,
+  fetchRunCsv,
+  rerunRun,
+  runQuery,
+  type RolloutProgress,
+  type Run,
+  type RunCounts,
+} from '../api/runs.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { JobOutputModal } from '../components/job-output-modal.js';
 import { JobStateBadge } from '../components/job-state.js';
@@ -59,6 +67,23 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
+/** A staged run's progress: batches done, when the next starts, or why it stopped. */
+function RolloutText({ rollout }: { rollout: RolloutProgress }) {
+  return (
+    <span data-testid="run-rollout">
+      {rollout.batches_done} of {rollout.batches_total} done ({rollout.batch_size} per batch
+      {rollout.max_failures === null ? '' : `, stops at ${rollout.max_failures} failures`}; {rollout.failures}{' '}
+      so far)
+      {rollout.next_batch_at && (
+        <>
+          , next <TimeAgo iso={rollout.next_batch_at} />
+        </>
+      )}
+      {rollout.stopped && <Text c="red.9" size="sm">{`Stopped: ${rollout.stopped}`}</Text>}
+    </span>
+  );
+}
+
 function RunFacts({ run }: { run: Run }) {
   return (
     <Card withBorder padding="lg">
@@ -73,6 +98,11 @@ function RunFacts({ run }: { run: Run }) {
           timeout {run.timeout_sec} s{run.interpreter ? `, ${run.interpreter}` : ''}
           {run.cwd ? `, in ${run.cwd}` : ''}
         </Fact>
+        {run.rollout && (
+          <Fact label="Batches">
+            <RolloutText rollout={run.rollout} />
+          </Fact>
+        )}
       </SimpleGrid>
       <Text size="xs" tt="uppercase" fw={700} c="dimmed" mt="md">
         {run.is_script ? 'Script' : 'Command'}
@@ -177,7 +207,7 @@ function Actions({ jid, counts }: { jid: string; counts: RunCounts }) {
     mutationFn: () => fetchRunCsv(jid),
     onSuccess: ({ name, text }) => saveText(name, text, 'text/csv'),
   });
-  const failed = counts.failed + counts.unknown;
+  const failed = counts.failed + counts.unknown + (counts.skipped ?? 0);
   return (
     <Stack gap="xs">
       <Group gap="xs">
@@ -237,7 +267,7 @@ export function RunPage() {
   const state = search.state ?? 'all';
   const jobs = useMemo(() => filterByState(children.data ?? [], state), [children.data, state]);
   const counts = run.data?.counts;
-  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) : 0;
+  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) + (counts.skipped ?? 0) : 0;
   const openJob = open && (children.data?.find((j) => j.jid === open.jid) ?? open);
 
   return (

@@ -164,6 +164,24 @@ describe('runs', () => {
     expect(foreignRequests(h)).toEqual([]);
   });
 
+  test('a staged run from compose: batches of one, stopped at the first failure, progress on its page', async () => {
+    await h.page.goto(`${h.origin}/runs/new?client_ids=web-1,db-1,web-2&command=/usr/bin/uname%20-n`);
+    await expect.poll(() => h.page.getByTestId('target-count').textContent()).toBe('3 clients');
+    await h.page.getByRole('textbox', { name: 'Batch size' }).fill('1');
+    await h.page.getByRole('textbox', { name: 'Max failures' }).fill('1');
+    await h.page.getByRole('button', { name: 'Start the run' }).click();
+    await h.page.waitForURL(/\/runs\/[0-9a-f-]{36}/);
+    await allFinished(3);
+    await expect(rowOf('web-1').getByTestId('job-state').textContent()).resolves.toBe('successful');
+    await expect(rowOf('db-1').getByTestId('job-state').textContent()).resolves.toBe('failed');
+    await expect(rowOf('web-2').getByTestId('job-state').textContent()).resolves.toBe('skipped');
+    const progress = h.page.getByTestId('run-rollout');
+    await expect.poll(() => progress.textContent()).toContain('2 of 3 done');
+    await expect(progress.textContent()).resolves.toContain('Stopped: not started: max_failures reached');
+    await h.page.getByText('All (3)').waitFor();
+    expect(await seriousAxeViolations(h.page)).toEqual([]);
+  });
+
   test('a run and its compose page fit a 390 px wide phone', async () => {
     await h.page.setViewportSize({ width: 390, height: 844 });
     const overflow = () =>

@@ -4,6 +4,15 @@ import type { ListQuery, MultiJobSummary } from '@svc/protocol';
 export interface StoredMultiJob {
   summary: MultiJobSummary;
   targetCount: number | null;
+  /** A staged run's progress as last saved; undefined for a run without batch_size. */
+  rollout?: RolloutState;
+}
+
+/** Where a staged run is: batches started and finished, when the next starts, why it stopped. */
+export interface RolloutState {
+  batchesDone: number;
+  nextBatchAt: Date | null;
+  stopReason: string | null;
 }
 
 /** A run svcd stopped in the middle of (a crash): the clients it resolved to, in order. */
@@ -26,6 +35,8 @@ export interface MultiJobRepository {
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }>;
   /** Every target of the run has a child job now (dispatched, failed, or recorded as not started). */
   markRunEnded(jid: string, at: Date): Promise<void>;
+  /** Saves a staged run's progress. */
+  saveRollout(jid: string, state: RolloutState): Promise<void>;
   /** Runs whose dispatching never ended: svcd died while they ran (or, in a cluster, runs still going). */
   interrupted(): Promise<InterruptedRun[]>;
   /**

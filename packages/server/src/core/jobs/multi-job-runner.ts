@@ -3,7 +3,7 @@ import type { Job, JobRun, JobStatus, MultiJobSummary } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import type { JobListener, JobWatch, OutputStream } from './job-watch.js';
 import { failedOutcome, newJob, queuedJob, type JobsService } from './jobs-service.js';
-import type { TargetClient } from './multi-job-ports.js';
+import type { RolloutState, TargetClient } from './multi-job-ports.js';
 import { MAX_JOBS_PER_INSERT, RESULT_GRACE_MS, type JobRepository } from './ports.js';
 import { Slots } from './slots.js';
 
@@ -14,6 +14,13 @@ export const NOT_CONNECTED = 'client is not connected';
 export const ABORTED = 'not started: an earlier client failed and abort_on_error is set';
 export const SHUT_DOWN = 'not started: svcd was shutting down';
 export const RUN_CANCELLED = 'not started: the run was cancelled';
+export const STAGED_STOPPED =
+  'not started: svcd stopped during the staged run; POST /commands/{jid}/rerun?only=failed continues it';
+export const maxFailuresReached = (failures: number, max: number): string =>
+  `not started: max_failures reached (${failures} jobs failed, max_failures ${max})`;
+
+/** How a staged run ends a child it does not start. */
+type NotStarted = 'failed' | 'cancelled' | 'skipped';
 
 /** Someone following a run live (a WebSocket session). */
 export interface MultiJobObserver {
@@ -43,6 +50,19 @@ export interface RunPlan {
   observer?: MultiJobObserver;
   /** queue_ttl: a client that is not connected gets a `queued` child instead of a failed one. */
   queueTtlSec?: number;
+  /** Present for a staged run (batch_size). */
+  rollout?: StagedRun;
+}
+
+/** A staged run's batches as resolved against its targets, and where it reports its progress. */
+export interface StagedRun {
+  batchSize: number;
+  delayMs: number;
+  /** null: no limit. */
+  maxFailures: number | null;
+  /** The run's children that ended failed or unknown so far. */
+  failures(): Promise<number>;
+  progress(state: RolloutState): Promise<void>;
 }
 
 /**
@@ -57,10 +77,7 @@ export interface RunPlan {
 export class MultiJobRunner {
   private stopping = false;
   /** Why the clients not reached get their record: svcd stops, or the run was cancelled. */
-  private stopAs: { reason: string; status: 'failed' | 'cancelled' } = {
-    reason: SHUT_DOWN,
-    status: 'failed',
-  };
+  private stopAs: { reason: string; status: NotStarted };
   private wake: () => void = () => undefined;
   private readonly stopped = new Promise<void>((resolve) => (this.wake = resolve));
   /** Children a live observer is waiting for, by jid. */
@@ -71,7 +88,11 @@ export class MultiJobRunner {
   constructor(
     private readonly deps: RunnerDeps,
     private readonly plan: RunPlan,
-  ) {}
+  ) {
+    this.stopAs = plan.rollout
+      ? { reason: STAGED_STOPPED, status: 'skipped' }
+      : { reason: SHUT_DOWN, status: 'failed' };
+  }
 
   /** Stops dispatching; the clients not yet started get a failed child. */
   stop(): void {
@@ -85,8 +106,69 @@ export class MultiJobRunner {
     this.stop();
   }
 
-  run(): Promise<void> {
-    return this.plan.multiJob.concurrent ? this.runConcurrently() : this.runSequentially();
+  async run(): Promise<void> {
+    if (this.plan.rollout) return this.runStaged(this.plan.rollout);
+    await this.runPart(this.plan.targets, false);
+  }
+
+  /** Resolves true when abort_on_error stopped the part. */
+  private runPart(targets: TargetClient[], waitForResults: boolean): Promise<boolean> {
+    return this.plan.multiJob.concurrent
+      ? this.runConcurrently(targets, waitForResults).then(() => false)
+      : this.runSequentially(targets);
+  }
+
+  /**
+   * Batch by batch: each batch runs as the run's mode says, and the next starts once every job of this one
+   * ended (a queued one does not hold it) and batch_delay passed. Once max_failures of the run's jobs failed,
+   * the targets not started end `skipped`.
+   */
+  private async runStaged(staged: StagedRun): Promise<void> {
+    const { targets } = this.plan;
+    const total = Math.ceil(targets.length / staged.batchSize);
+    for (let batch = 0; batch < total; batch += 1) {
+      const at = batch * staged.batchSize;
+      const rest = () => targets.slice(at + staged.batchSize);
+      if (this.stopping) return this.stopStaged(batch, targets.slice(at), this.stopAs.reason);
+      const aborted = await this.runPart(targets.slice(at, at + staged.batchSize), true);
+      if (aborted) return this.stopStaged(batch + 1, rest(), ABORTED, 'failed');
+      if (this.stopping) return this.stopStaged(batch + 1, rest(), this.stopAs.reason);
+      if (batch === total - 1) break;
+      const failures = await staged.failures();
+      if (staged.maxFailures !== null && failures >= staged.maxFailures)
+        return this.stopStaged(
+          batch + 1,
+          rest(),
+          maxFailuresReached(failures, staged.maxFailures),
+          'skipped',
+        );
+      const nextBatchAt = new Date(this.deps.clock.now().getTime() + staged.delayMs);
+      await staged.progress({ batchesDone: batch + 1, nextBatchAt, stopReason: null });
+      await this.pause(staged.delayMs);
+    }
+    await staged.progress({ batchesDone: total, nextBatchAt: null, stopReason: null });
+  }
+
+  private async stopStaged(
+    batchesDone: number,
+    rest: TargetClient[],
+    reason: string,
+    status: NotStarted = this.stopAs.status,
+  ): Promise<void> {
+    await this.plan.rollout?.progress({ batchesDone, nextBatchAt: null, stopReason: reason });
+    await this.skip(rest, reason, status);
+  }
+
+  /** Waits `ms`, or less when the run is stopped meanwhile. */
+  private async pause(ms: number): Promise<void> {
+    if (ms <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const elapsed = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    try {
+      await Promise.race([elapsed, this.stopped]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The observer is gone: stop watching the children whose results it was waiting for. */
@@ -95,11 +177,14 @@ export class MultiJobRunner {
     this.observed.clear();
   }
 
-  private async runSequentially(): Promise<void> {
-    const { targets, multiJob } = this.plan;
+  private async runSequentially(targets: TargetClient[]): Promise<boolean> {
+    const { multiJob } = this.plan;
     for (let i = 0; i < targets.length; i += 1) {
       const target = targets[i] as TargetClient;
-      if (this.stopping) return this.skip(targets.slice(i));
+      if (this.stopping) {
+        await this.skip(targets.slice(i));
+        return false;
+      }
       if (!target.connected) {
         const child = this.child(target, this.nextCreatedAt());
         if (this.plan.queueTtlSec !== undefined) await this.insertQueued([child]);
@@ -107,8 +192,12 @@ export class MultiJobRunner {
         continue;
       }
       const status = await this.runOne(target);
-      if (multiJob.abort_on_err && status === 'failed') return this.skip(targets.slice(i + 1), ABORTED);
+      if (multiJob.abort_on_err && status === 'failed') {
+        await this.skip(targets.slice(i + 1), ABORTED);
+        return true;
+      }
     }
+    return false;
   }
 
   /** Runs one child and resolves with its status; undefined when the client went away before it started. */
@@ -138,15 +227,16 @@ export class MultiJobRunner {
   /**
    * A sliding window: at most `size` job.run requests are unanswered at once, and a slot freed by an answer is
    * taken by the next client at once (the answer's write does not hold it). Children are inserted one batch of `size` rows ahead, when a slot frees, so neither
-   * rows nor promises pile up for the whole run; a stop takes effect between batches.
+   * rows nor promises pile up for the whole run; a stop takes effect between batches. With `waitForResults`
+   * (a batch of a staged run) it resolves once every started job ended too.
    */
-  private async runConcurrently(): Promise<void> {
-    const { targets } = this.plan;
+  private async runConcurrently(targets: TargetClient[], waitForResults: boolean): Promise<void> {
     const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
     const slots = new Slots(size);
     /** Children answered whose start record or failure is still being written. */
     const writing = new Set<Promise<unknown>>();
     let failure: { err: unknown } | undefined;
+    const results: Promise<unknown>[] = [];
     for (let at = 0; at < targets.length && !failure; at += size) {
       await slots.available();
       if (this.stopping) {
@@ -158,7 +248,8 @@ export class MultiJobRunner {
       const createdAt = this.nextCreatedAt();
       const offline = batch.filter((t) => !t.connected).map((t) => this.child(t, createdAt));
       const online = batch.filter((t) => t.connected).map((t) => this.child(t, createdAt));
-      if (this.plan.observer) for (const child of online) this.observe(child);
+      if (waitForResults) results.push(...online.map((child) => this.awaitResult(child)));
+      else if (this.plan.observer) for (const child of online) this.observe(child);
       if (this.plan.queueTtlSec === undefined) {
         await this.deps.jobs.insertMany([...this.failed(offline, NOT_CONNECTED), ...online]);
         for (const child of offline) this.plan.observer?.final(this.asFailed(child, NOT_CONNECTED));
@@ -180,19 +271,37 @@ export class MultiJobRunner {
     await slots.idle();
     await Promise.all(writing);
     if (failure) throw failure.err;
+    await Promise.race([Promise.all(results), this.stopped]);
+  }
+
+  /**
+   * Watches a child before it is stored; resolves when its result is stored, when it is overdue (the deadline
+   * sweep's fallback, as in runOne), or when the run stops.
+   */
+  private awaitResult(child: Job): Promise<unknown> {
+    let settle: (status: JobStatus) => void = () => undefined;
+    const finished = new Promise<JobStatus>((resolve) => (settle = resolve));
+    this.deps.watch.watch(child.jid, child.client_id, this.listener(child, settle));
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, child.timeout_sec * 1000 + RESULT_GRACE_MS * 2);
+    });
+    return Promise.race([finished, gaveUp, this.stopped]).finally(() => {
+      clearTimeout(timer);
+      if (!this.plan.observer) this.deps.watch.unwatch(child.jid);
+    });
   }
 
   /**
    * Records the remaining clients as children that never started: failed with `reason`, or, without one, as the
    * stop says (failed at shutdown, cancelled when the run was cancelled).
    */
-  private async skip(targets: TargetClient[], reason?: string): Promise<void> {
+  private async skip(targets: TargetClient[], reason?: string, status?: NotStarted): Promise<void> {
     for (let at = 0; at < targets.length; at += MAX_JOBS_PER_INSERT) {
       const createdAt = this.nextCreatedAt();
       const children = targets.slice(at, at + MAX_JOBS_PER_INSERT).map((t) => this.child(t, createdAt));
-      if (reason === undefined && this.stopAs.status === 'cancelled')
-        await this.insertFailed(children, this.stopAs.reason, 'cancelled');
-      else await this.insertFailed(children, reason ?? this.stopAs.reason);
+      if (reason === undefined) await this.insertFailed(children, this.stopAs.reason, this.stopAs.status);
+      else await this.insertFailed(children, reason, status ?? 'failed');
     }
   }
 
@@ -214,11 +323,7 @@ export class MultiJobRunner {
     }
   }
 
-  private async insertFailed(
-    children: Job[],
-    reason: string,
-    status: 'failed' | 'cancelled' = 'failed',
-  ): Promise<void> {
+  private async insertFailed(children: Job[], reason: string, status: NotStarted = 'failed'): Promise<void> {
     const failed = this.failed(children, reason).map((child) => ({ ...child, status }));
     await this.deps.jobs.insertMany(failed);
     for (const child of failed) this.plan.observer?.final(child);

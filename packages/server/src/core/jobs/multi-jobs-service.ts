@@ -13,6 +13,7 @@ import {
   type RerunSelection,
   type RunCancelled,
 } from '@svc/protocol';
+import { rolloutProgress, stagedRun } from './rollout.js';
 import type { Clock } from '../auth/ports.js';
 import { jobErrors } from './job-errors.js';
 import type { JobWatch } from './job-watch.js';
@@ -23,7 +24,7 @@ import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-jo
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
 import { nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds } from './run-again.js';
 import { EXPORT_PAGE, runCsv } from './run-export.js';
-import { INTERRUPTED, recordNotStarted } from './run-recovery.js';
+import { INTERRUPTED, STAGED_INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
 import { resolveRunEnv, type RunRequester, type RunSecretSource } from './run-env.js';
@@ -173,7 +174,11 @@ export class MultiJobsService {
     const lastEnd = async () =>
       (jobs ? lastFinished(jobs) : await this.deps.jobs.lastFinishedAt(jid)) ?? stored.summary.started_at;
     const state: RunState = { status, finished_at: status === 'running' ? null : await lastEnd() };
-    return { job: { ...stored.summary, ...state, ...(jobs ? { jobs } : {}) }, counts };
+    const rollout = rolloutProgress(stored, counts);
+    return {
+      job: { ...stored.summary, ...state, ...(jobs ? { jobs } : {}), ...(rollout ? { rollout } : {}) },
+      counts,
+    };
   }
 
   /** One page of the children of a multi-client job (the list grammar of MULTI_JOB_CHILDREN). */
@@ -248,11 +253,24 @@ export class MultiJobsService {
         // Another node may be ending the same run: the one that takes it over does.
         if (!(await this.deps.multiJobs.takeOverRun(summary.jid, coordinator, scope.nodeId))) continue;
       }
-      await recordNotStarted(this.deps, summary, targetIds, scope?.reason(coordinator) ?? INTERRUPTED);
+      if (summary.batch_size === undefined)
+        await recordNotStarted(this.deps, summary, targetIds, scope?.reason(coordinator) ?? INTERRUPTED);
+      else await this.endStaged(summary, targetIds);
       await this.deps.multiJobs.markRunEnded(summary.jid, this.deps.clock.now());
       ended += 1;
     }
     return ended;
+  }
+
+  /** A staged run is not continued after a crash: its targets not started end `skipped`, and it says why. */
+  private async endStaged(summary: MultiJobSummary, targetIds: readonly string[]): Promise<void> {
+    const stored = await this.deps.multiJobs.get(summary.jid, false);
+    await recordNotStarted(this.deps, summary, targetIds, STAGED_INTERRUPTED, 'skipped');
+    await this.deps.multiJobs.saveRollout(summary.jid, {
+      batchesDone: stored?.rollout?.batchesDone ?? 0,
+      nextBatchAt: null,
+      stopReason: STAGED_INTERRUPTED,
+    });
   }
 
   /**
@@ -338,6 +356,11 @@ export class MultiJobsService {
       concurrent: body.execute_concurrently,
       abort_on_err: body.abort_on_error,
       ...(link.scheduleId === undefined ? {} : { schedule_id: link.scheduleId }),
+      ...(body.queue_ttl === undefined ? {} : { queue_ttl: body.queue_ttl }),
+      ...(body.timeout_kill === undefined ? {} : { timeout_kill: body.timeout_kill }),
+      ...(body.batch_size === undefined ? {} : { batch_size: body.batch_size }),
+      ...(body.batch_delay === undefined ? {} : { batch_delay: body.batch_delay }),
+      ...(body.max_failures === undefined ? {} : { max_failures: body.max_failures }),
     };
     await this.deps.multiJobs.insert(
       multiJob,
@@ -367,6 +390,9 @@ export class MultiJobsService {
         run,
         ...(observer ? { observer } : {}),
         ...(body.queue_ttl === undefined ? {} : { queueTtlSec: body.queue_ttl }),
+        ...(multiJob.batch_size === undefined
+          ? {}
+          : { rollout: stagedRun(multiJob, targets.length, this.deps.jobs, this.deps.multiJobs) }),
       },
     );
     this.runners.set(multiJob.jid, runner);

@@ -11,6 +11,7 @@ export const noJobs = (): JobStatusCounts => ({
   queued: 0,
   expired: 0,
   cancelled: 0,
+  skipped: 0,
 });
 
 /** What a finished job adds to its stored record. Output is already decoded to text. */

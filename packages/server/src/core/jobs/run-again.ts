@@ -12,8 +12,11 @@ import {
   type RerunSelection,
 } from '@svc/protocol';
 
-/** The statuses of a child that did not succeed: it failed, or its outcome is unknown (running ones not yet). */
-export const RERUN_STATUSES: readonly Job['status'][] = ['failed', 'unknown'];
+/**
+ * The statuses of a child that did not succeed: it failed, its outcome is unknown, or a staged run stopped
+ * before it (skipped); running ones not yet.
+ */
+export const RERUN_STATUSES: readonly Job['status'][] = ['failed', 'unknown', 'skipped'];
 
 export const didNotSucceed = (job: Pick<Job, 'status'>): boolean => RERUN_STATUSES.includes(job.status);
 
@@ -55,6 +58,11 @@ export function rerunBody(
     timeout_sec: run.timeout_sec,
     execute_concurrently: run.concurrent,
     abort_on_error: run.abort_on_err,
+    ...(run.queue_ttl === undefined ? {} : { queue_ttl: run.queue_ttl }),
+    ...(run.timeout_kill === undefined ? {} : { timeout_kill: run.timeout_kill }),
+    ...(run.batch_size === undefined ? {} : { batch_size: run.batch_size }),
+    ...(run.batch_delay === undefined ? {} : { batch_delay: run.batch_delay }),
+    ...(run.max_failures === undefined ? {} : { max_failures: run.max_failures }),
   };
   return run.is_script
     ? { script: { ...common, script: Buffer.from(run.command, 'utf8').toString('base64') } }

@@ -9,6 +9,9 @@ export const INTERRUPTED =
   'not started: svcd stopped (it was killed or crashed) before it reached this client';
 export const coordinatorLost = (nodeId: string) =>
   `not started: svcd node '${nodeId}', which coordinated this run, stopped (killed or cut off from the cluster) before it reached this client`;
+export const STAGED_INTERRUPTED =
+  'not started: svcd stopped (it was killed or crashed) during the staged run; ' +
+  'POST /commands/{jid}/rerun?only=failed continues it';
 
 interface RecoveryDeps {
   jobs: JobRepository;
@@ -16,12 +19,13 @@ interface RecoveryDeps {
   clock: Clock;
 }
 
-/** Inserts a failed child saying `reason` for every target of the run that has no child job yet. */
+/** Inserts a child ended `status` saying `reason` for every target of the run that has no child job yet. */
 export async function recordNotStarted(
   deps: RecoveryDeps,
   run: MultiJobSummary,
   targetIds: readonly string[],
   reason: string,
+  status: 'failed' | 'skipped' = 'failed',
 ): Promise<void> {
   const reached = new Set(await deps.jobs.childClientIds(run.jid));
   const missing = targetIds.filter((id) => !reached.has(id));
@@ -48,7 +52,7 @@ export async function recordNotStarted(
         now,
       ),
       multi_job_id: run.jid,
-      status: 'failed',
+      status,
       finished_at: outcome.finished_at,
       error: reason,
     }));

@@ -5,6 +5,7 @@ import type { MultiJobsService, RunLink } from '../jobs/multi-jobs-service.js';
 import type { UserAccess } from '../access/access-control.js';
 import type { LibraryService } from '../library/library-service.js';
 import type { StoredSchedule } from './ports.js';
+import { runOptionsOf } from './run-options.js';
 
 /** A started run's state, as a schedule's history shows it. */
 export interface RunState {
@@ -67,6 +68,7 @@ export function multiJobScheduleRuns(
         execute_concurrently: d.execute_concurrently,
         abort_on_error: d.abort_on_error,
         ...(d.env === undefined ? {} : { env: d.env }),
+        ...runOptionsOf(d),
       };
       const access = await accessOf(by);
       const link: RunLink = {

@@ -13,6 +13,7 @@ import { isTimeZone, nextFiring } from './next-firing.js';
 import type { ScheduleDefinition, ScheduleRepository, StoredFiring, StoredSchedule } from './ports.js';
 import { scheduleErrors } from './schedule-errors.js';
 import type { ScheduleRuns } from './schedule-runs.js';
+import { runOptionsOf } from './run-options.js';
 
 const DEFAULTS = { timeout_sec: 60, cwd: '', is_sudo: false, interpreter: '' };
 
@@ -172,6 +173,7 @@ export class SchedulesService {
       abort_on_error: d.abort_on_error,
       overlaps: d.overlaps,
       env: d.env ?? null,
+      ...runOptionsOf(d),
       created_at: s.created_at.toISOString(),
       created_by: s.created_by,
       updated_at: s.updated_at.toISOString(),

@@ -43,7 +43,11 @@ const OPERATIONS = {
   command: {
     tag: 'multi-client commands',
     summary: 'Run a command on many clients',
-    description: MULTI_ENV_NOTE,
+    description:
+      MULTI_ENV_NOTE +
+      ' batch_size (a count or "N%") runs it batch by batch, batch_delay apart; once max_failures of its jobs ' +
+      'failed (or ended unknown) the clients not started end `skipped`. batch_delay and max_failures need ' +
+      'batch_size. POST /scripts takes the same.',
     body: multiCommandBodySchema,
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
@@ -67,6 +71,8 @@ const OPERATIONS = {
     tag: 'multi-client commands',
     summary: 'One multi-client job with its jobs; meta.jobs counts them by status',
     description:
+      'A staged run (batch_size) has `rollout`: batches done and total, when the next batch starts, its ' +
+      'failures so far and why it stopped early (null otherwise). ' +
       'With `Accept: text/csv` the run is exported as CSV instead (one row per client, columns ' +
       `${RUN_CSV_COLUMNS.join(', ')}; streamed, so it suits runs on thousands of clients).`,
     list: MULTI_JOB_ITEM,
@@ -79,8 +85,10 @@ const OPERATIONS = {
     tag: 'multi-client commands',
     summary: 'Run a multi-client job again on its failed clients (or all), with the same options',
     description:
-      'only=failed (default): the clients whose job failed or ended unknown; only=all: every client the run has ' +
-      'a job for. Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.',
+      'only=failed (default): the clients whose job failed, ended unknown or was skipped by a staged run; ' +
+      'only=all: every client the run has a job for. Every option of the run is kept (queue_ttl, timeout_kill, ' +
+      'batch_size, batch_delay, max_failures included). Clients removed since are left out. ' +
+      '409 ERR_NOTHING_TO_RERUN when no client is left.',
     query: [{ name: 'only', description: 'failed (default) or all', schema: rerunSelectionSchema }],
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
