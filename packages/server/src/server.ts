@@ -71,7 +71,9 @@ import { SqlLibraryScriptRepository } from './storage/library-script-repository.
 import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
-import { openUserStore } from './storage/open-user-store.js';
+import { openGroupDetails, openUserStore } from './storage/open-user-store.js';
+import { Permissions } from './core/permissions/permissions.js';
+import { UserGroupsService } from './core/permissions/user-groups-service.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
 import { deleteUserLeftovers } from './storage/user-leftovers.js';
@@ -399,6 +401,8 @@ export async function startServer(
     let stopPendingLoginPurge: () => void = () => undefined;
     if (config.api.address) {
       users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
+      const groupDetails = openGroupDetails(config.api, database);
+      const permissions = new Permissions(groupDetails);
       const jwtSecret =
         config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
       const apiTokenRepository = new SqlApiTokenRepository(database);
@@ -444,8 +448,11 @@ export async function startServer(
             twoFaEnabled: config.api.two_fa_token_delivery !== undefined,
             totpEnabled: config.api.totp_enabled,
           },
+          permissions,
           secondFactor.sendTo,
         ),
+        permissions,
+        userGroups: new UserGroupsService(groupDetails),
         apiTokens: new ApiTokensService(apiTokenRepository, systemClock),
         savedViews: new SavedViewsService(new SqlSavedViewRepository(database), systemClock),
         ...delegatedAuth(config.api, users, hasher),

@@ -17,6 +17,10 @@ import type { ApiTokensService } from '../core/api-tokens/api-tokens-service.js'
 import type { SavedViewsService } from '../core/saved-views/saved-views-service.js';
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAuthHook } from './auth.js';
+import { registerPermissionHook } from './permission-hook.js';
+import type { Permissions } from '../core/permissions/permissions.js';
+import type { UserGroupsService } from '../core/permissions/user-groups-service.js';
+import { userGroupRoutes } from './routes/user-groups.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { serveStaticUi, type SpaFallback, type StaticUi } from './static-ui.js';
 import { registerJsonBody } from './json-body.js';
@@ -67,6 +71,9 @@ export interface ApiDeps {
   secondFactor?: { login?: TwoFactorService | undefined; totp: TotpSecretsService };
   users: UsersService;
   me: MeService;
+  /** The named permissions of issue 28, checked for every route that declares one. */
+  permissions: Permissions;
+  userGroups: UserGroupsService;
   apiTokens: ApiTokensService;
   savedViews: SavedViewsService;
   /** Set when `[api] auth_header` enables delegated authentication. */
@@ -157,6 +164,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
+      registerPermissionHook(api, deps.permissions);
       statusRoutes(api, deps.getStatus);
       loginRoutes(api, deps.auth, {
         ...(deps.secondFactor ? { twoFactor: deps.secondFactor.login } : {}),
@@ -164,6 +172,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       });
       if (deps.secondFactor) twoFactorRoutes(api, deps.secondFactor.login, deps.secondFactor.totp);
       userRoutes(api, deps.users);
+      userGroupRoutes(api, deps.userGroups);
       meRoutes(api, deps.me);
       apiTokenRoutes(api, deps.apiTokens);
       savedViewRoutes(api, deps.savedViews);
@@ -189,6 +198,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
+      registerPermissionHook(api, deps.permissions);
       multiScriptRoute(api, deps.multiJobs, deps.library);
       done();
     },
@@ -197,6 +207,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const closeSockets = serveJobSockets(app.server, API_PREFIX, {
     auth: deps.auth,
     multi: deps.multiJobs,
+    permissions: deps.permissions,
     log: deps.logger,
   });
   app.addHook('preClose', (done) => {

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import type { Authenticator } from '../../core/auth/authenticator.js';
+import type { Permissions } from '../../core/permissions/permissions.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { toAppError } from '../errors.js';
 import { answerOnSocket, rawErrorOf } from '../raw-reply.js';
@@ -25,7 +26,7 @@ interface Log {
 export function serveJobSockets(
   server: Server,
   prefix: string,
-  deps: { auth: Authenticator; multi: MultiJobsService; log: Log },
+  deps: { auth: Authenticator; multi: MultiJobsService; permissions: Permissions; log: Log },
 ): () => void {
   const wss = new WebSocketServer({
     noServer: true,
@@ -49,6 +50,8 @@ export function serveJobSockets(
     try {
       checkOrigin(request);
       const caller = await authenticateUpgrade(deps.auth, request, url);
+      // The socket runs commands or scripts: the same named permission as POST /commands or /scripts.
+      await deps.permissions.assert(caller.user, kind);
       const ending = request.headers.origin === undefined ? 'end-of-stream' : 'close-frame';
       wss.handleUpgrade(request, socket, head, (ws) => {
         new JobSocketSession(ws, socket, ending, kind, caller.user.username, deps.multi, deps.log);
