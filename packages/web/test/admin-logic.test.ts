@@ -31,7 +31,10 @@ describe('rights', () => {
       '/tokens',
       '/audit',
     ]);
-    expect(to({ groups: ['Ops'], effective_user_permissions: { auditlog: false } })).toEqual(['/', '/tokens']);
+    expect(to({ groups: ['Ops'], effective_user_permissions: { auditlog: false } })).toEqual([
+      '/',
+      '/tokens',
+    ]);
     expect(allows({ groups: ['Ops'], effective_user_permissions: { vault: true } }, 'vault')).toBe(true);
     expect(allows({ groups: ['Ops'], effective_user_permissions: {} }, 'vault')).toBe(false);
     expect(allows({ groups: ['Administrators'] }, 'vault')).toBe(true);
