@@ -39,6 +39,8 @@ export interface ConsoleHarnessOptions {
    * `file` (`[server] auth_file`, writable through /clients-auth).
    */
   agentAuth?: 'static' | 'file';
+  /** API users in database tables with group_details (group permissions on) instead of users.json. */
+  userTables?: boolean;
   /** False: nobody is logged in before the first test (e.g. when a second factor needs the test's own steps). */
   login?: boolean;
 }
@@ -112,6 +114,7 @@ export function useConsoleHarness(options: ConsoleHarnessOptions): ConsoleHarnes
       keySeed: `console-${options.suite}-seed`,
       server: [agentAuth, ...(options.server ?? [])],
       api: ['user_login_wait = 0', ...(options.api ?? [])],
+      ...(options.userTables ? { userTables: true } : {}),
     });
     clientPort = started.clientPort;
     state.svcd = started.svcd;

@@ -1,8 +1,11 @@
 /** Pieces every end-to-end test of svcd needs: an admin user file and a started svcd process. */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hash } from '@node-rs/bcrypt';
 import { createApiClient, type ApiClient } from './api-client.js';
+import { svcdConfigSchema } from '../packages/server/src/config/schema.js';
+import { openDatabase } from '../packages/server/src/storage/database.js';
+import { DatabaseUserStore } from '../packages/server/src/storage/database-user-store.js';
 import { SVCD_BIN, freePort, startProcess, type ProcessOptions, type RunningProcess } from './process.js';
 
 export const E2E_ADMIN = { username: 'admin', password: 'admin-secret-1' };
@@ -40,6 +43,32 @@ export interface E2eSvcdConfig {
   server?: string[];
   /** More [api] lines. */
   api?: string[];
+  /**
+   * API users in database tables of svcd's SQLite file, with group_details (group permissions on), instead of
+   * users.json; the admin is seeded there.
+   */
+  userTables?: boolean;
+}
+
+const USER_TABLES = { userTable: 'users', groupTable: 'groups', groupDetailsTable: 'group_details' };
+
+/** The admin in the user tables of `<dir>/data/svcd.db`, the database svcd opens with `data_dir = "data"`. */
+export async function seedAdminInUserTables(dir: string, admin = E2E_ADMIN): Promise<void> {
+  const dataDir = join(dir, 'data');
+  await mkdir(dataDir, { recursive: true });
+  const db = await openDatabase(svcdConfigSchema.parse({ database: { db_type: 'sqlite' } }).database, {
+    dataDir,
+  });
+  try {
+    const store = await DatabaseUserStore.open(db, USER_TABLES);
+    await store.create({
+      username: admin.username,
+      passwordHash: await hash(admin.password, { cost: 4 }),
+      groups: ['Administrators'],
+    });
+  } finally {
+    await db.close();
+  }
 }
 
 /**
@@ -56,7 +85,13 @@ export async function writeSvcdConfig(dir: string, config: E2eSvcdConfig): Promi
     ...(config.server ?? []),
     '[api]',
     `address = "127.0.0.1:${config.apiPort}"`,
-    'auth_file = "users.json"',
+    ...(config.userTables
+      ? [
+          `auth_user_table = "${USER_TABLES.userTable}"`,
+          `auth_group_table = "${USER_TABLES.groupTable}"`,
+          `group_details_table = "${USER_TABLES.groupDetailsTable}"`,
+        ]
+      : ['auth_file = "users.json"']),
     ...(config.api ?? []),
   ];
   await writeFile(path, lines.join('\n'));
@@ -78,7 +113,8 @@ export async function startE2eSvcd(
   config: E2eSvcdConfig,
   options?: ProcessOptions,
 ): Promise<{ svcd: RunningProcess; api: ApiClient; fingerprint: string; configPath: string }> {
-  await writeAdminUserFile(dir);
+  if (config.userTables) await seedAdminInUserTables(dir);
+  else await writeAdminUserFile(dir);
   const configPath = await writeSvcdConfig(dir, config);
   const svcd = await startSvcdProcess(configPath, options);
   const api = createApiClient(`http://127.0.0.1:${config.apiPort}/api/v1`);

@@ -37,6 +37,12 @@ export const ERROR_CODES = {
   tooManyRequests: 'ERR_TOO_MANY_REQUESTS',
   ipBanned: 'ERR_IP_BANNED',
   adminRequired: 'ERR_ADMIN_REQUIRED',
+  /** A route's named permission (issue 28) that none of the caller's user groups grants. */
+  permissionRequired: 'ERR_PERMISSION_REQUIRED',
+  /** The user-group API needs database user tables with [api] group_details_table. */
+  groupPermissionsOff: 'ERR_GROUP_PERMISSIONS_OFF',
+  /** Administrators always has every permission; its group cannot be changed or deleted. */
+  administratorsGroupFixed: 'ERR_ADMINISTRATORS_GROUP_FIXED',
   staticUserStore: 'ERR_STATIC_USER_STORE',
   userNotFound: 'ERR_USER_NOT_FOUND',
   userExists: 'ERR_USER_EXISTS',

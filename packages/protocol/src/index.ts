@@ -4,6 +4,7 @@ export * from './api/envelope.js';
 export * from './api/status.js';
 export * from './api/names.js';
 export * from './api/users.js';
+export * from './api/user-groups.js';
 export * from './list-query.js';
 export * from './time-filter.js';
 export * from './agent/messages.js';

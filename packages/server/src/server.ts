@@ -74,9 +74,11 @@ import { SqlLibraryScriptRepository } from './storage/library-script-repository.
 import { SqlMultiJobRepository } from './storage/multi-job-repository.js';
 import { SqlScheduleRepository } from './storage/schedule-repository.js';
 import { openClientAuthStore } from './storage/open-client-auth-store.js';
-import { openUserStore } from './storage/open-user-store.js';
+import { openGroupDetails, openUserStore } from './storage/open-user-store.js';
 import { accessControlOf } from './storage/open-access-control.js';
 import type { UserAccess } from './core/access/access-control.js';
+import { Permissions } from './core/permissions/permissions.js';
+import { UserGroupsService } from './core/permissions/user-groups-service.js';
 import { SqlSessionStore } from './storage/session-store.js';
 import { sqlLoginThrottleStore } from './storage/login-throttle-store.js';
 import { SqlApiTokenRepository } from './storage/api-token-repository.js';
@@ -444,6 +446,8 @@ export async function startServer(
     if (config.api.address) {
       users = await openUserStore(config.api, () => Promise.resolve(database), hasher);
       scheduleOwners = users;
+      const groupDetails = openGroupDetails(config.api, database);
+      const permissions = new Permissions(groupDetails);
       const jwtSecret =
         config.api.jwt_secret || (await loadOrCreateSecret(dataDir, 'jwt-secret', randomSecret));
       if (config.cluster.enabled && !config.api.jwt_secret)
@@ -501,8 +505,11 @@ export async function startServer(
             twoFaEnabled: config.api.two_fa_token_delivery !== undefined,
             totpEnabled: config.api.totp_enabled,
           },
+          permissions,
           secondFactor.sendTo,
         ),
+        permissions,
+        userGroups: new UserGroupsService(groupDetails, () => access.forgetRemembered()),
         apiTokens: new ApiTokensService(apiTokenRepository, systemClock),
         savedViews: new SavedViewsService(new SqlSavedViewRepository(database), systemClock),
         ...delegatedAuth(config.api, users, hasher),

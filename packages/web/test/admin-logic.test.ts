@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { tokenExpiry, tokenIssuedAt } from '../src/lib/jwt.js';
-import { cleanGroups, isAdministrator, visiblePages } from '../src/lib/rights.js';
+import { allows, cleanGroups, isAdministrator, visiblePages } from '../src/lib/rights.js';
 import { expiryFor, generatePassword, isExpired, passwordProblem } from '../src/lib/secrets.js';
 import { RENEW_BEFORE_MS, renewalTime } from '../src/session/renewal.js';
 
@@ -9,17 +9,36 @@ const PAGES = [
   { to: '/users', label: 'Users', admin: true },
   { to: '/tokens', label: 'API tokens' },
   { to: '/credentials', label: 'Client credentials', admin: true },
+  { to: '/audit', label: 'Audit log', permission: 'auditlog' as const },
 ];
 
 describe('rights', () => {
   test('admin-only menu lines only for members of Administrators, none before /me answers', () => {
-    const to = (groups: string[] | undefined) => visiblePages(PAGES, groups).map((p) => p.to);
-    expect(to(['Administrators'])).toEqual(['/', '/users', '/tokens', '/credentials']);
+    const to = (groups: string[] | undefined) =>
+      visiblePages(PAGES, groups ? { groups } : undefined).map((p) => p.to);
+    expect(to(['Administrators'])).toEqual(['/', '/users', '/tokens', '/credentials', '/audit']);
     expect(to(['Operators', 'administrators'])).toEqual(['/', '/tokens']);
     expect(to([])).toEqual(['/', '/tokens']);
     expect(to(undefined)).toEqual(['/', '/tokens']);
     expect(isAdministrator(['Ops', 'Administrators'])).toBe(true);
     expect(isAdministrator(undefined)).toBe(false);
+  });
+
+  test('pages and actions of a permission only for those whose groups grant it', () => {
+    const to = (me: Parameters<typeof visiblePages>[1]) => visiblePages(PAGES, me).map((p) => p.to);
+    expect(to({ groups: ['Ops'], effective_user_permissions: { auditlog: true } })).toEqual([
+      '/',
+      '/tokens',
+      '/audit',
+    ]);
+    expect(to({ groups: ['Ops'], effective_user_permissions: { auditlog: false } })).toEqual([
+      '/',
+      '/tokens',
+    ]);
+    expect(allows({ groups: ['Ops'], effective_user_permissions: { vault: true } }, 'vault')).toBe(true);
+    expect(allows({ groups: ['Ops'], effective_user_permissions: {} }, 'vault')).toBe(false);
+    expect(allows({ groups: ['Administrators'] }, 'vault')).toBe(true);
+    expect(allows(undefined, 'vault')).toBe(false);
   });
 
   test('groups typed in the tags input are trimmed, de-duplicated and keep their order', () => {

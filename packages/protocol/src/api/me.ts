@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { permissionMapSchema } from './user-groups.js';
 import { passwordSchema } from './users.js';
 
 /** Scopes of a personal API token: GET requests only, everything, or only the client credentials API. */
@@ -62,6 +63,10 @@ export const meDataSchema = z.object({
   two_fa_enabled: z.boolean(),
   /** Whether the second factor is an authenticator app (TOTP). */
   totp_enabled: z.boolean(),
+  /** The union of the permissions of the caller's groups (all for Administrators), as OpenRPort names it. */
+  effective_user_permissions: permissionMapSchema,
+  /** False without [api] group_details_table: then every user but Administrators has all but `auditlog`. */
+  group_permissions_enabled: z.boolean(),
 });
 export type MeData = z.infer<typeof meDataSchema>;
 

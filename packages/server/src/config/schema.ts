@@ -413,7 +413,10 @@ const apiSection = z
       .meta({ example: 'groups' }),
     group_details_table: tableName
       .optional()
-      .describe('Database table of group permissions (optional, with auth_user_table).')
+      .describe(
+        'Database table of group permissions (optional, with auth_user_table); set, it turns group permissions on: ' +
+          'a group without a row grants nothing.',
+      )
       .meta({ example: 'group_details' }),
     jwt_secret: z
       .string()

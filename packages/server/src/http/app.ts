@@ -18,6 +18,10 @@ import type { SavedViewsService } from '../core/saved-views/saved-views-service.
 import type { VaultService } from '../core/vault/vault-service.js';
 import { registerAccess } from './access.js';
 import { registerAuthHook } from './auth.js';
+import { registerPermissionHook } from './permission-hook.js';
+import type { Permissions } from '../core/permissions/permissions.js';
+import type { UserGroupsService } from '../core/permissions/user-groups-service.js';
+import { userGroupRoutes } from './routes/user-groups.js';
 import { registerErrorHandlers, sendAppError } from './errors.js';
 import { serveStaticUi, type SpaFallback, type StaticUi } from './static-ui.js';
 import { registerJsonBody } from './json-body.js';
@@ -69,6 +73,9 @@ export interface ApiDeps {
   secondFactor?: { login?: TwoFactorService | undefined; totp: TotpSecretsService };
   users: UsersService;
   me: MeService;
+  /** The named permissions of issue 28, checked for every route that declares one. */
+  permissions: Permissions;
+  userGroups: UserGroupsService;
   apiTokens: ApiTokensService;
   savedViews: SavedViewsService;
   /** Set when `[api] auth_header` enables delegated authentication. */
@@ -161,6 +168,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
+      registerPermissionHook(api, deps.permissions);
       registerAccess(api, deps.access);
       statusRoutes(api, deps.getStatus);
       loginRoutes(api, deps.auth, {
@@ -169,6 +177,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       });
       if (deps.secondFactor) twoFactorRoutes(api, deps.secondFactor.login, deps.secondFactor.totp);
       userRoutes(api, deps.users);
+      userGroupRoutes(api, deps.userGroups);
       meRoutes(api, deps.me);
       apiTokenRoutes(api, deps.apiTokens);
       savedViewRoutes(api, deps.savedViews);
@@ -194,6 +203,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(
     (api, _options, done) => {
       registerAuthHook(api, deps.auth);
+      registerPermissionHook(api, deps.permissions);
       registerAccess(api, deps.access);
       multiScriptRoute(api, deps.multiJobs, deps.library);
       done();
@@ -203,6 +213,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const closeSockets = serveJobSockets(app.server, API_PREFIX, {
     auth: deps.auth,
     multi: deps.multiJobs,
+    permissions: deps.permissions,
     log: deps.logger,
     access: deps.access,
   });

@@ -95,7 +95,11 @@ export function auditRequests(app: FastifyInstance, audit: AuditLog, options: Au
         query: queryEssentials(request.query),
         body: bodyEssentials(request.body),
       }),
-      response: compactJson({ status, ...(request.auditNote ?? {}) }),
+      response: compactJson({
+        status,
+        ...(request.auditNote ?? {}),
+        ...(request.missingPermission ? { permission: request.missingPermission } : {}),
+      }),
     });
     done();
   });

@@ -4,6 +4,7 @@ import type { UserStore } from '../core/users/user-store.js';
 import type { SvcdConfig } from '../config/schema.js';
 import { DatabaseUserStore } from './database-user-store.js';
 import type { Database } from './database.js';
+import { SqlGroupDetailsRepository } from './group-details-repository.js';
 import { FileUserStore } from './file-user-store.js';
 import { createStaticUserStore } from './static-user-store.js';
 import { ensureUserTables } from './user-tables.js';
@@ -31,4 +32,20 @@ export async function openUserStore(
     return new DatabaseUserStore(database, names);
   }
   throw new Error('[api] auth, auth_file or auth_user_table: configure exactly one user store');
+}
+
+/**
+ * The group_details table when `[api] group_details_table` names one beside the database user tables (the
+ * schema refuses it otherwise); undefined turns group permissions off. openUserStore has created the table.
+ */
+export function openGroupDetails(
+  api: SvcdConfig['api'],
+  database: Database,
+): SqlGroupDetailsRepository | undefined {
+  if (!api.auth_user_table || !api.auth_group_table || !api.group_details_table) return undefined;
+  return new SqlGroupDetailsRepository(database, {
+    userTable: api.auth_user_table,
+    groupTable: api.auth_group_table,
+    groupDetailsTable: api.group_details_table,
+  });
 }

@@ -1,11 +1,10 @@
+import { PERMISSIONS } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { basicHeader } from '../../../../test-support/api-client.js';
 import { ALL_ENGINES } from '../../../../test-support/databases.js';
 import { ADMIN, startTestServer, type SeedUser, type TestServer } from '../../../../test-support/server.js';
-import { GroupPolicies } from '../../src/core/access/group-policies.js';
 import { openDatabase, type Database } from '../../src/storage/database.js';
-import { SqlGroupPolicyRepository } from '../../src/storage/group-policy-repository.js';
 import { waitFor } from '../gateway/helpers.js';
 import { startJobAgent, type JobAgent } from './job-agents.js';
 
@@ -62,19 +61,24 @@ describe.each(ALL_ENGINES)('client scope and restrictions of user groups on %s',
       expect(res.status).toBe(201);
     }
     database = await openDatabase(t.config.database, { dataDir: t.dataDir });
-    const policies = new GroupPolicies(
-      new SqlGroupPolicyRepository(database, {
-        userTable: 'users',
-        groupTable: 'groups',
-        groupDetailsTable: 'group_details',
-      }),
-    );
-    await policies.save('web-ops', {
-      client_groups: ['web'],
-      commands_restricted: { allow: ['^uptime', '^df'], deny: ['-h'] },
-      tunnels_restricted: { allow: { scheme: ['ssh'], remote: [22] }, deny: { acl: ['192.0.2.0/24'] } },
-    });
-    await policies.save('db-ops', { client_groups: ['db'] });
+    // Through PUT /user-groups, as an operator would: every permission (issue 28 §1), then the scope and rules.
+    const everything = Object.fromEntries(PERMISSIONS.map((p) => [p, true]));
+    const groups: Array<[string, Record<string, unknown>]> = [
+      [
+        'web-ops',
+        {
+          client_groups: ['web'],
+          commands_restricted: { allow: ['^uptime', '^df'], deny: ['-h'] },
+          tunnels_restricted: { allow: { scheme: ['ssh'], remote: [22] }, deny: { acl: ['192.0.2.0/24'] } },
+        },
+      ],
+      ['db-ops', { client_groups: ['db'] }],
+      ['everyone', {}],
+    ];
+    for (const [name, policy] of groups) {
+      const res = await t.api.put(`/user-groups/${name}`, { permissions: everything, ...policy }, ADMIN_AUTH);
+      expect(res.status, res.text).toBe(200);
+    }
   });
   afterAll(async () => {
     for (const a of agents) await a.agent.close();

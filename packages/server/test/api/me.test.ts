@@ -37,6 +37,19 @@ describe.each(['file', 'database:sqlite', 'database:postgres'] as StoreKind[])(
           password_expired: false,
           two_fa_enabled: false,
           totp_enabled: false,
+          // Without group_details_table: everything but the audit log (group-permissions.test.ts has the rest).
+          effective_user_permissions: {
+            commands: true,
+            scripts: true,
+            tunnels: true,
+            vault: true,
+            scheduler: true,
+            auditlog: false,
+            library: true,
+            'client-groups': true,
+            clients: true,
+          },
+          group_permissions_enabled: false,
         },
       };
       const res = await t.api.get('/me', asOperator);

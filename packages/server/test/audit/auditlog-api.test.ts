@@ -193,10 +193,11 @@ describe('audit log (GET /auditlog)', () => {
     expect(lines.slice(1).every((l) => l.split(',')[1] === 'operator')).toBe(true);
   });
 
-  test('only Administrators read it; records cannot be changed or deleted through the API; they survive a restart', async () => {
+  test('only the auditlog permission reads it (Administrators without group permissions); records cannot be changed or deleted through the API; they survive a restart', async () => {
     expect((await t.api.get('/auditlog')).status).toBe(401);
     const refused = await t.api.get('/auditlog', { auth: asOperator });
-    expect([refused.status, refused.json.errors[0].code]).toEqual([403, 'ERR_ADMIN_REQUIRED']);
+    expect([refused.status, refused.json.errors[0].code]).toEqual([403, 'ERR_PERMISSION_REQUIRED']);
+    expect(refused.json.errors[0].title).toBe('Missing permission "auditlog"');
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
       const res = await t.api.request(method, '/auditlog', { auth: asAdmin, body: {} });
       expect(res.status, method).toBe(405);

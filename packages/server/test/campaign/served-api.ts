@@ -17,6 +17,8 @@ export interface OpenApiOperation {
   description?: string;
   /** `administrators` when only members of Administrators may call it. */
   'x-svc-access'?: string;
+  /** The named permission a caller outside Administrators needs. */
+  'x-svc-permission'?: string;
   security?: Record<string, string[]>[];
   parameters?: OpenApiParameter[];
   requestBody?: { content: { 'application/json': { schema: JsonSchema } } };
@@ -74,6 +76,7 @@ export const acceptsLoginToken = (op: ServedOperation): boolean =>
   (op.operation.description ?? '').includes('login token of a two-factor login');
 export const isAdministratorsOnly = (op: ServedOperation): boolean =>
   op.operation['x-svc-access'] === 'administrators';
+export const permissionOf = (op: ServedOperation): string | undefined => op.operation['x-svc-permission'];
 
 /** A stack frame, an absolute path of this machine or a Node internal: none may reach an API answer. */
 const LEAKS: readonly RegExp[] = [

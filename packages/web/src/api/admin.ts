@@ -23,6 +23,8 @@ export type CreateApiTokenBody = Body<paths['/api/v1/me/tokens']['post']>;
 export type UpdateApiTokenBody = Body<paths['/api/v1/me/tokens/{prefix}']['put']>;
 export type ClientCredential = Required<Json<paths['/api/v1/clients-auth']['get'], 200>['data'][number]>;
 export type UpdateMeBody = Body<paths['/api/v1/me']['put']>;
+export type UserGroupItem = Json<paths['/api/v1/user-groups']['get'], 200>['data'][number];
+export type UpdateUserGroupBody = Body<paths['/api/v1/user-groups/{name}']['put']>;
 
 /**
  * What a write answers: in force now, or waiting in the user file until svcd reloads it (`meta.takes_effect`).
@@ -51,6 +53,12 @@ export const usersQuery = queryOptions({
   retry: false,
 });
 
+export const userGroupsQuery = queryOptions({
+  queryKey: ['user-groups'],
+  queryFn: () => apiRequest<{ data: UserGroupItem[] }>('/user-groups').then((r) => r.data),
+  retry: false,
+});
+
 export const apiTokensQuery = queryOptions({
   queryKey: ['api-tokens'],
   queryFn: () => apiRequest<{ data: ApiTokenItem[] }>('/me/tokens').then((r) => r.data),
@@ -73,6 +81,9 @@ export const adminApi = {
     outcomeOf(await apiRequest(`/users/${path(username)}`, { method: 'PUT', body })),
   deleteUser: async (username: string) =>
     outcomeOf(await apiRequest(`/users/${path(username)}`, { method: 'DELETE' })),
+  saveUserGroup: (name: string, body: UpdateUserGroupBody) =>
+    apiRequest(`/user-groups/${path(name)}`, { method: 'PUT', body }),
+  deleteUserGroup: (name: string) => apiRequest<void>(`/user-groups/${path(name)}`, { method: 'DELETE' }),
   resetTotp: (username: string) =>
     apiRequest<void>(`/users/${path(username)}/totp-secret`, { method: 'DELETE' }),
   createToken: (body: CreateApiTokenBody) =>

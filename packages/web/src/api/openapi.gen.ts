@@ -280,7 +280,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The audit log (Administrators only)
+     * The audit log
      * @description Every write through the API, run, tunnel, login (success and failure), 2FA event, vault secret read, refusal and agent connect/disconnect, newest first. Filter with filter[username], filter[action], filter[client_id], filter[timestamp]=2026-05-01 (a period), since= and until= (RFC 3339 times); with `Accept: text/csv` every matching record is exported as CSV (the same filters and sort, no paging). Records cannot be changed or deleted through the API.
      */
     get: {
@@ -3851,6 +3851,18 @@ export interface paths {
                 password_expired: boolean;
                 two_fa_enabled: boolean;
                 totp_enabled: boolean;
+                effective_user_permissions: {
+                  commands: boolean;
+                  scripts: boolean;
+                  tunnels: boolean;
+                  vault: boolean;
+                  scheduler: boolean;
+                  auditlog: boolean;
+                  library: boolean;
+                  'client-groups': boolean;
+                  clients: boolean;
+                };
+                group_permissions_enabled: boolean;
               };
             };
           };
@@ -5637,6 +5649,259 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/user-groups': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List user groups with their permissions: every group with a row or a member, and Administrators
+     * @description Administrators only. Needs database user tables with [api] group_details_table (else 400 ERR_GROUP_PERMISSIONS_OFF).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK; meta.count is the number of matches before paging */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                permissions: {
+                  commands: boolean;
+                  scripts: boolean;
+                  tunnels: boolean;
+                  vault: boolean;
+                  scheduler: boolean;
+                  auditlog: boolean;
+                  library: boolean;
+                  'client-groups': boolean;
+                  clients: boolean;
+                };
+                tunnels_restricted: {
+                  [key: string]: unknown;
+                };
+                commands_restricted: {
+                  [key: string]: unknown;
+                };
+              }[];
+              meta: {
+                count: number;
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/user-groups/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One user group; a group without a row grants nothing
+     * @description Administrators only. Needs database user tables with [api] group_details_table (else 400 ERR_GROUP_PERMISSIONS_OFF).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          name: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                permissions: {
+                  commands: boolean;
+                  scripts: boolean;
+                  tunnels: boolean;
+                  vault: boolean;
+                  scheduler: boolean;
+                  auditlog: boolean;
+                  library: boolean;
+                  'client-groups': boolean;
+                  clients: boolean;
+                };
+                tunnels_restricted: {
+                  [key: string]: unknown;
+                };
+                commands_restricted: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    /**
+     * Set a user group's permissions (the whole set) and restrictions
+     * @description Administrators only. Needs database user tables with [api] group_details_table (else 400 ERR_GROUP_PERMISSIONS_OFF). A permission left out of `permissions` is not granted; an absent field keeps what is stored. Administrators cannot be changed.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          name: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name?: string;
+            permissions?: {
+              commands?: boolean;
+              scripts?: boolean;
+              tunnels?: boolean;
+              vault?: boolean;
+              scheduler?: boolean;
+              auditlog?: boolean;
+              library?: boolean;
+              'client-groups'?: boolean;
+              clients?: boolean;
+            };
+            tunnels_restricted?: {
+              [key: string]: unknown;
+            };
+            commands_restricted?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                permissions: {
+                  commands: boolean;
+                  scripts: boolean;
+                  tunnels: boolean;
+                  vault: boolean;
+                  scheduler: boolean;
+                  auditlog: boolean;
+                  library: boolean;
+                  'client-groups': boolean;
+                  clients: boolean;
+                };
+                tunnels_restricted: {
+                  [key: string]: unknown;
+                };
+                commands_restricted: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
+    post?: never;
+    /**
+     * Delete a user group: its row and every user's membership
+     * @description Administrators only. Needs database user tables with [api] group_details_table (else 400 ERR_GROUP_PERMISSIONS_OFF). Administrators cannot be deleted.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          name: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted (also when there was nothing to delete) */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description An error: 4xx for a request to fix, 5xx for a server problem */
+        default: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Errors'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;

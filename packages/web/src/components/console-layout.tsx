@@ -46,7 +46,7 @@ export function ConsoleLayout() {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Pages">
-        {visiblePages(NAV_PAGES, me.data?.groups).map((page) => (
+        {visiblePages(NAV_PAGES, me.data).map((page) => (
           <NavLinkLink
             key={page.to}
             to={page.to}

@@ -1,17 +1,33 @@
 /** What the console shows to whom. The API decides; this only hides what would answer 403 anyway. */
+import type { Permission } from '@svc/protocol';
 
 export const ADMINISTRATORS = 'Administrators';
 
 export const isAdministrator = (groups: readonly string[] | undefined): boolean =>
   groups?.includes(ADMINISTRATORS) ?? false;
 
-/** The menu lines a user sees: admin-only pages only for members of Administrators (none until /me answers). */
-export function visiblePages<P extends { to: string; admin?: boolean }>(
+/** What the console knows of the caller: GET /me's groups and effective permissions. */
+export interface Rights {
+  groups?: readonly string[];
+  effective_user_permissions?: Partial<Record<Permission, boolean>>;
+}
+
+/** Whether the caller has a named permission (Administrators: all); false until /me answers. */
+export const allows = (me: Rights | undefined, permission: Permission): boolean =>
+  isAdministrator(me?.groups) || me?.effective_user_permissions?.[permission] === true;
+
+/**
+ * The menu lines a user sees: admin-only pages only for members of Administrators, pages of a permission only
+ * for those who have it (none of either until /me answers).
+ */
+export function visiblePages<P extends { to: string; admin?: boolean; permission?: Permission }>(
   pages: readonly P[],
-  groups: readonly string[] | undefined,
+  me: Rights | undefined,
 ): P[] {
-  const admin = isAdministrator(groups);
-  return pages.filter((page) => !page.admin || admin);
+  const admin = isAdministrator(me?.groups);
+  return pages.filter(
+    (page) => (!page.admin || admin) && (page.permission === undefined || allows(me, page.permission)),
+  );
 }
 
 /** Group names typed in a multiselect: trimmed, without blanks or duplicates, in the order given. */

@@ -6,10 +6,12 @@ import { clientGroupsQuery } from '../api/group-queries.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { describeRule } from '../lib/group-rules.js';
+import { useAllows } from '../session/use-rights.js';
 
 /** Every client group with its rule and member counts. */
 export function ClientGroupsPage() {
   const [text, setText] = useState('');
+  const mayEdit = useAllows('client-groups');
   const [q] = useDebouncedValue(text.trim(), 250);
   const groups = useQuery({ ...clientGroupsQuery(q), placeholderData: keepPreviousData });
   const rows = groups.data?.data ?? [];
@@ -17,7 +19,7 @@ export function ClientGroupsPage() {
     <Stack>
       <Group justify="space-between" align="end">
         <Title order={1}>Client groups</Title>
-        <ButtonLink to="/client-groups/new">New group</ButtonLink>
+        {mayEdit && <ButtonLink to="/client-groups/new">New group</ButtonLink>}
       </Group>
       <Group align="end">
         <TextInput label="Search by id" value={text} onChange={(e) => setText(e.currentTarget.value)} />

@@ -13,6 +13,7 @@ import { JobHistory } from '../components/job-history.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { formatBytes } from '../lib/format.js';
+import { useAllows } from '../session/use-rights.js';
 
 const route = getRouteApi('/console/clients/$clientId');
 
@@ -80,6 +81,9 @@ function Facts({ client }: { client: Client }) {
 export function ClientPage() {
   const { clientId } = route.useParams();
   const client = useQuery(clientQuery(clientId));
+  const mayRunCommands = useAllows('commands');
+  const mayTunnel = useAllows('tunnels');
+  const mayForget = useAllows('clients');
   return (
     <Stack>
       <AnchorLink to="/clients" size="sm">
@@ -98,10 +102,22 @@ export function ClientPage() {
             </Text>
           </Group>
           <Facts client={client.data} />
-          <CommandRunner clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
-          <ClientTunnels clientId={client.data.id} connected={client.data.connection_state === 'connected'} />
-          {client.data.connection_state === 'disconnected' && <ForgetClient clientId={client.data.id} />}
-          <JobHistory clientId={client.data.id} />
+          {mayRunCommands && (
+            <CommandRunner
+              clientId={client.data.id}
+              connected={client.data.connection_state === 'connected'}
+            />
+          )}
+          {mayTunnel && (
+            <ClientTunnels
+              clientId={client.data.id}
+              connected={client.data.connection_state === 'connected'}
+            />
+          )}
+          {mayForget && client.data.connection_state === 'disconnected' && (
+            <ForgetClient clientId={client.data.id} />
+          )}
+          {mayRunCommands && <JobHistory clientId={client.data.id} />}
         </>
       )}
     </Stack>

@@ -24,6 +24,7 @@ import {
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { useAllows } from '../session/use-rights.js';
 
 const route = getRouteApi('/console/library');
 
@@ -90,12 +91,13 @@ export function LibraryPage() {
   const scripts = (list.data?.data ?? []).filter((s) => !search.tag || s.tags.includes(search.tag));
   const count = list.data?.meta.count ?? 0;
   const filtered = Boolean(search.q || search.tag);
+  const mayEdit = useAllows('library');
 
   return (
     <Stack>
       <Group justify="space-between" align="end">
         <Title order={1}>Script library</Title>
-        <ButtonLink to="/library/new">New script</ButtonLink>
+        {mayEdit && <ButtonLink to="/library/new">New script</ButtonLink>}
       </Group>
       <Group align="end" gap="sm">
         <TextInput

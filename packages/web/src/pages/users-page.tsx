@@ -19,6 +19,7 @@ import { ConfirmModal } from '../components/confirm-modal.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { PageError } from '../components/page-error.js';
 import { WriteOutcomeAlert } from '../components/write-outcome.js';
+import { UserGroups } from '../components/user-groups.js';
 import { ADMINISTRATORS, cleanGroups } from '../lib/rights.js';
 
 type Dialog = { kind: 'create' } | { kind: 'edit'; user: UserItem };
@@ -241,6 +242,7 @@ export function UsersPage() {
           )}
         </>
       )}
+      {!users.error && <UserGroups />}
       <Modal
         opened={dialog !== undefined}
         onClose={() => setDialog(undefined)}

@@ -74,6 +74,10 @@ export class AccessControl {
   ) {
     policies.onSave(() => this.remembered.clear());
   }
+  /** Drops the limits remembered per set of groups (a group's scope or restrictions changed elsewhere). */
+  forgetRemembered(): void {
+    this.remembered.clear();
+  }
 
   /** The access of a user; at most ACCESS_TTL_MS old (a save through this node's GroupPolicies: at once). */
   of(user: Pick<UserRecord, 'groups'>): Promise<UserAccess> {

@@ -1,5 +1,6 @@
 import { AppError, ERROR_CODES, type MeData, type UpdateMeBody } from '@svc/protocol';
 import type { PasswordHasher } from '../auth/ports.js';
+import type { Permissions } from '../permissions/permissions.js';
 import { checkSendTo, type SendToRule } from './send-to-rule.js';
 import type { UserChanges, UserRecord, UserStore } from './user-store.js';
 
@@ -29,10 +30,11 @@ export class MeService {
     private readonly hasher: PasswordHasher,
     private readonly checkPassword: PasswordCheck,
     private readonly mode: SecondFactorMode,
+    private readonly permissions: Permissions,
     private readonly sendToRule?: SendToRule,
   ) {}
 
-  describe(caller: UserRecord): MeData {
+  async describe(caller: UserRecord): Promise<MeData> {
     return {
       username: caller.username,
       groups: [...caller.groups],
@@ -40,6 +42,8 @@ export class MeService {
       password_expired: caller.passwordExpired,
       two_fa_enabled: this.mode.twoFaEnabled || this.mode.totpEnabled,
       totp_enabled: this.mode.totpEnabled,
+      effective_user_permissions: { ...(await this.permissions.effective(caller)) },
+      group_permissions_enabled: this.permissions.enabled,
     };
   }
 

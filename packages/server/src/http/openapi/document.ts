@@ -80,6 +80,7 @@ function operationObject(route: DocumentedRoute): JsonObject {
     ...(description ? { description } : {}),
     ...(auth ? { security: auth } : {}),
     ...(op.access ? { 'x-svc-access': op.access } : {}),
+    ...(op.permission ? { 'x-svc-permission': op.permission } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(op.body
       ? {

@@ -9,9 +9,10 @@ interface OperationLike {
   description?: string;
   security?: Array<Record<string, unknown>>;
   'x-svc-access'?: string;
+  'x-svc-permission'?: string;
 }
 
-interface DocumentLike {
+export interface DocumentLike {
   paths: Record<string, Record<string, OperationLike>>;
 }
 
@@ -26,6 +27,7 @@ function whoMayCall(op: OperationLike): string {
   if (op.security?.length === 0) return 'anyone';
   if (op.security?.some((s) => 'basicAuth' in s) && op.security.length === 1) return 'Basic credentials';
   if (op['x-svc-access'] === 'administrators') return 'Administrators';
+  if (op['x-svc-permission']) return `\`${op['x-svc-permission']}\``;
   return 'any user';
 }
 
@@ -60,8 +62,18 @@ export function renderEndpointTable(doc: DocumentLike): string {
 
 /** The README text with the generated block replaced; throws when the markers are missing. */
 export function withEndpointTable(readme: string, table: string): string {
-  const begin = readme.indexOf(ENDPOINTS_BEGIN);
-  const end = readme.indexOf(ENDPOINTS_END);
-  if (begin < 0 || end < begin) throw new Error('README.md has no endpoints:begin / endpoints:end markers');
-  return `${readme.slice(0, begin + ENDPOINTS_BEGIN.length)}\n\n${table}\n\n${readme.slice(end)}`;
+  return withGeneratedBlock(readme, ENDPOINTS_BEGIN, ENDPOINTS_END, table);
+}
+
+/** The text with what lies between the two marker lines replaced by `block`; throws when they are missing. */
+export function withGeneratedBlock(
+  text: string,
+  beginMarker: string,
+  endMarker: string,
+  block: string,
+): string {
+  const begin = text.indexOf(beginMarker);
+  const end = text.indexOf(endMarker);
+  if (begin < 0 || end < begin) throw new Error(`README.md has no ${beginMarker} / ${endMarker} markers`);
+  return `${text.slice(0, begin + beginMarker.length)}\n\n${block}\n\n${text.slice(end)}`;
 }

@@ -4,7 +4,7 @@
  * the handler, with the same zod schemas the handler validates with.
  */
 import { z } from 'zod';
-import type { ListSpec } from '@svc/protocol';
+import type { ListSpec, Permission } from '@svc/protocol';
 
 export interface ApiResponse {
   status: number;
@@ -38,6 +38,11 @@ export interface ApiOperation {
   security?: 'basic';
   /** Who may call it once authenticated: every user (default) or only members of Administrators (core checks it). */
   access?: 'administrators';
+  /**
+   * The named permission a caller outside Administrators needs (issue 28); the permission hook checks it after
+   * authentication and the document shows it as `x-svc-permission`. Absent: none needed.
+   */
+  permission?: Permission;
 }
 
 declare module 'fastify' {

@@ -29,12 +29,14 @@ const OPERATIONS = {
     responses: [data(sparse(clientGroupSchema))],
   },
   create: {
+    permission: 'client-groups',
     tag: 'client-groups',
     summary: 'Create a client group',
     body: createClientGroupBodySchema,
     responses: [data(clientGroupSchema, 201, 'Created')],
   },
   update: {
+    permission: 'client-groups',
     tag: 'client-groups',
     summary: 'Replace the description and params of a client group',
     body: updateClientGroupBodySchema,
@@ -46,7 +48,12 @@ const OPERATIONS = {
     body: clientGroupPreviewBodySchema,
     responses: [data(clientGroupPreviewSchema)],
   },
-  delete: { tag: 'client-groups', summary: 'Delete a client group', responses: [empty(204, 'Deleted')] },
+  delete: {
+    permission: 'client-groups',
+    tag: 'client-groups',
+    summary: 'Delete a client group',
+    responses: [empty(204, 'Deleted')],
+  },
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.11; any authenticated user. Writes answer with the group as GET shows it (members included). */

@@ -22,6 +22,7 @@ const OPERATIONS = {
     responses: [data(sparse(clientItemSchema))],
   },
   delete: {
+    permission: 'clients',
     tag: 'clients',
     summary: 'Forget a disconnected client',
     responses: [empty(204, 'Deleted')],

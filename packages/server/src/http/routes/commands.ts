@@ -41,6 +41,7 @@ const QUEUE_NOTE =
 
 const OPERATIONS = {
   command: {
+    permission: 'commands',
     tag: 'commands',
     summary: 'Run a command on a client',
     description: QUEUE_NOTE,
@@ -48,6 +49,7 @@ const OPERATIONS = {
     responses: [data(jobCreatedSchema, 200, 'Started; follow it with GET /clients/{id}/commands/{jid}')],
   },
   script: {
+    permission: 'scripts',
     tag: 'commands',
     summary: 'Run a script (base64) or a library script (script_id) on a client',
     description:
@@ -58,18 +60,21 @@ const OPERATIONS = {
     responses: [data(jobCreatedSchema, 200, 'Started; follow it with GET /clients/{id}/commands/{jid}')],
   },
   list: {
+    permission: 'commands',
     tag: 'commands',
     summary: "List a client's jobs",
     list: JOB_LIST,
     responses: [list(sparse(jobSchema))],
   },
   get: {
+    permission: 'commands',
     tag: 'commands',
     summary: 'One job of a client',
     list: JOB_ITEM,
     responses: [data(sparse(jobSchema))],
   },
   cancel: {
+    permission: 'commands',
     tag: 'commands',
     summary: 'Cancel a queued or running job of a client',
     description:

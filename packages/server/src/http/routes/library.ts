@@ -17,30 +17,39 @@ type ScriptParams = { Params: { id: string } };
 
 const OPERATIONS = {
   create: {
+    permission: 'library',
     tag: 'library',
     summary: 'Add a script to the library',
     body: createLibraryScriptBodySchema,
     responses: [data(libraryScriptSchema, 201, 'Created')],
   },
   list: {
+    permission: 'scripts',
     tag: 'library',
     summary: 'List library scripts',
     list: LIBRARY_SCRIPT_LIST,
     responses: [list(sparse(libraryScriptSchema))],
   },
   get: {
+    permission: 'scripts',
     tag: 'library',
     summary: 'One library script',
     list: LIBRARY_SCRIPT_ITEM,
     responses: [data(sparse(libraryScriptSchema))],
   },
   replace: {
+    permission: 'library',
     tag: 'library',
     summary: 'Replace a library script',
     body: replaceLibraryScriptBodySchema,
     responses: [data(libraryScriptSchema)],
   },
-  delete: { tag: 'library', summary: 'Delete a library script', responses: [empty(204, 'Deleted')] },
+  delete: {
+    permission: 'library',
+    tag: 'library',
+    summary: 'Delete a library script',
+    responses: [empty(204, 'Deleted')],
+  },
 } satisfies Record<string, ApiOperation>;
 
 /** Spec 4.4: the script library, open to every authenticated user. */

@@ -52,9 +52,9 @@ const legacyTokenGone = () =>
 
 /** The caller's own account (GET/PUT /me, GET /me/ip) and the retired single-token API (410). */
 export function meRoutes(app: FastifyInstance, me: MeService): void {
-  app.get('/me', documented(OPERATIONS.get), (request) => {
-    const data: MeData = me.describe(callerOf(request).user);
-    return Promise.resolve({ data });
+  app.get('/me', documented(OPERATIONS.get), async (request) => {
+    const data: MeData = await me.describe(callerOf(request).user);
+    return { data };
   });
 
   app.put('/me', documented(OPERATIONS.update), async (request, reply) => {

@@ -41,6 +41,7 @@ const statusCounts = z.object(Object.fromEntries(JOB_STATUSES.map((s) => [s, z.n
 
 const OPERATIONS = {
   command: {
+    permission: 'commands',
     tag: 'multi-client commands',
     summary: 'Run a command on many clients',
     description:
@@ -52,6 +53,7 @@ const OPERATIONS = {
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
   script: {
+    permission: 'scripts',
     tag: 'multi-client commands',
     summary: 'Run a script (base64) or a library script (script_id) on many clients',
     description:
@@ -62,12 +64,14 @@ const OPERATIONS = {
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
   list: {
+    permission: 'commands',
     tag: 'multi-client commands',
     summary: 'List multi-client jobs',
     list: MULTI_JOB_LIST,
     responses: [list(sparse(multiJobSummarySchema))],
   },
   get: {
+    permission: 'commands',
     tag: 'multi-client commands',
     summary: 'One multi-client job with its jobs; meta.jobs counts them by status',
     description:
@@ -82,6 +86,7 @@ const OPERATIONS = {
     ],
   },
   rerun: {
+    permission: 'commands',
     tag: 'multi-client commands',
     summary: 'Run a multi-client job again on its failed clients (or all), with the same options',
     description:
@@ -93,6 +98,7 @@ const OPERATIONS = {
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
   cancel: {
+    permission: 'commands',
     tag: 'multi-client commands',
     summary: 'Cancel a multi-client job: every child not finished',
     description:
@@ -102,6 +108,7 @@ const OPERATIONS = {
     responses: [data(runCancelledSchema, 202, 'Cancelled; running children are being killed')],
   },
   children: {
+    permission: 'commands',
     tag: 'multi-client commands',
     summary: 'The jobs of one multi-client job, page by page, with the list grammar',
     list: MULTI_JOB_CHILDREN,

@@ -32,6 +32,7 @@ const BODY_HELP =
 
 const OPERATIONS = {
   create: {
+    permission: 'scheduler',
     tag: 'schedules',
     summary: 'Create a schedule',
     description: BODY_HELP,
@@ -39,18 +40,21 @@ const OPERATIONS = {
     responses: [data(scheduleSchema, 201, 'Created')],
   },
   list: {
+    permission: 'scheduler',
     tag: 'schedules',
     summary: 'List schedules',
     list: SCHEDULE_LIST,
     responses: [list(sparse(scheduleSchema))],
   },
   get: {
+    permission: 'scheduler',
     tag: 'schedules',
     summary: 'One schedule with its next firing and last execution',
     list: SCHEDULE_ITEM,
     responses: [data(sparse(scheduleSchema))],
   },
   replace: {
+    permission: 'scheduler',
     tag: 'schedules',
     summary: 'Replace a schedule',
     description: BODY_HELP,
@@ -58,11 +62,13 @@ const OPERATIONS = {
     responses: [data(scheduleSchema)],
   },
   delete: {
+    permission: 'scheduler',
     tag: 'schedules',
     summary: 'Delete a schedule (its runs stay)',
     responses: [empty(204, 'Deleted')],
   },
   runs: {
+    permission: 'scheduler',
     tag: 'schedules',
     summary: 'The last 50 firings of a schedule with their runs; meta.outcomes counts every firing',
     responses: [

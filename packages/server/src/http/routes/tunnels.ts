@@ -30,6 +30,7 @@ const FORCE = text('force', 'true: close it even while connections are open.');
 
 const OPERATIONS = {
   list: {
+    permission: 'tunnels',
     tag: 'tunnels',
     summary: 'List the tunnels of every connected client, with who opened them and their timers',
     description:
@@ -38,6 +39,7 @@ const OPERATIONS = {
     responses: [list(sparse(tunnelOverviewSchema))],
   },
   open: {
+    permission: 'tunnels',
     tag: 'tunnels',
     summary: 'Open a tunnel to a client (every parameter is in the query)',
     query: [
@@ -55,7 +57,13 @@ const OPERATIONS = {
     ],
     responses: [data(tunnelSchema)],
   },
-  delete: { tag: 'tunnels', summary: 'Close a tunnel', query: [FORCE], responses: [empty(204, 'Closed')] },
+  delete: {
+    permission: 'tunnels',
+    tag: 'tunnels',
+    summary: 'Close a tunnel',
+    query: [FORCE],
+    responses: [empty(204, 'Closed')],
+  },
 } satisfies Record<string, ApiOperation>;
 
 const NUMERIC_FIELDS = new Set(['id', 'lport', 'rport']);

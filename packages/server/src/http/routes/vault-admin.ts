@@ -7,6 +7,7 @@ import { data, documented, empty, type ApiOperation } from '../openapi/operation
 
 const OPERATIONS = {
   status: {
+    permission: 'vault',
     tag: 'vault',
     summary: 'Whether the vault is set up and unlocked',
     responses: [data(vaultStatusSchema)],

@@ -21,6 +21,7 @@ const MAX_ID = 2 ** 31 - 1;
 const OPEN_ONLY = 'Answers 409 while the vault is not set up or locked.';
 const OPERATIONS = {
   list: {
+    permission: 'vault',
     tag: 'vault',
     summary: 'List vault entries (never their values)',
     description: OPEN_ONLY,
@@ -28,12 +29,14 @@ const OPERATIONS = {
     responses: [list(sparse(vaultListItemSchema))],
   },
   get: {
+    permission: 'vault',
     tag: 'vault',
     summary: 'One vault entry with its value',
     description: OPEN_ONLY,
     responses: [data(vaultEntrySchema)],
   },
   create: {
+    permission: 'vault',
     tag: 'vault',
     summary: 'Add a vault entry',
     description: OPEN_ONLY,
@@ -41,6 +44,7 @@ const OPERATIONS = {
     responses: [data(vaultEntryIdSchema, 201, 'Created')],
   },
   replace: {
+    permission: 'vault',
     tag: 'vault',
     summary: 'Replace a vault entry',
     description: OPEN_ONLY,
@@ -48,6 +52,7 @@ const OPERATIONS = {
     responses: [data(vaultEntryIdSchema)],
   },
   delete: {
+    permission: 'vault',
     tag: 'vault',
     summary: 'Delete a vault entry',
     description: OPEN_ONLY,

@@ -4,6 +4,7 @@ import { WebSocketServer } from 'ws';
 import { AppError, ERROR_CODES } from '@svc/protocol';
 import { UserAccess, type AccessControl } from '../../core/access/access-control.js';
 import type { Authenticator } from '../../core/auth/authenticator.js';
+import type { Permissions } from '../../core/permissions/permissions.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { toAppError } from '../errors.js';
 import { answerOnSocket, rawErrorOf } from '../raw-reply.js';
@@ -26,7 +27,13 @@ interface Log {
 export function serveJobSockets(
   server: Server,
   prefix: string,
-  deps: { auth: Authenticator; multi: MultiJobsService; log: Log; access?: AccessControl | undefined },
+  deps: {
+    auth: Authenticator;
+    multi: MultiJobsService;
+    permissions: Permissions;
+    log: Log;
+    access?: AccessControl | undefined;
+  },
 ): () => void {
   const wss = new WebSocketServer({
     noServer: true,
@@ -50,6 +57,8 @@ export function serveJobSockets(
     try {
       checkOrigin(request);
       const caller = await authenticateUpgrade(deps.auth, request, url);
+      // The socket runs commands or scripts: the same named permission as POST /commands or /scripts.
+      await deps.permissions.assert(caller.user, kind);
       const access = deps.access ? await deps.access.of(caller.user) : UserAccess.UNLIMITED;
       const ending = request.headers.origin === undefined ? 'end-of-stream' : 'close-frame';
       wss.handleUpgrade(request, socket, head, (ws) => {
