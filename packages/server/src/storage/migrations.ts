@@ -409,6 +409,13 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.createIndex('audit_log_timestamp_idx').on('audit_log').column('timestamp').execute();
     },
   },
+  {
+    // When each API token was last used (written at most once a minute per token, by TokenUseStamps).
+    name: '020_api_token_last_used',
+    async up(db) {
+      await db.schema.alterTable('api_tokens').addColumn('last_used_at', 'bigint').execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';
