@@ -257,20 +257,28 @@ class SimulatedAgent {
   /**
    * The built-in no-op job: nothing runs, the result (no output, exit 0) is complete at once and goes out as
    * JobExecutor.run sends a real one that has ended: offered on this link right as the reply is returned. Unlike
-   * the agent it is not kept for a replay if the link drops before svcd's ACK.
+   * the agent it is not kept for a replay if the link drops before svcd's ACK. The command `noop <min>-<max>`
+   * ends after a random delay of that many milliseconds instead, so a run's results stream in over a while.
    */
   private runNoop(link: ResultLink, job: JobRun): JobRunReply {
-    const now = new Date().toISOString();
-    const output = new JobOutput(job.jid, job.env ? NOOP_ENV_OUTPUT_LIMIT : 0, secretsOf(job));
-    // A job with env prints its variables, as a script that echoes them would: the redaction benchmark's output.
-    if (job.env) output.append('stdout', envEcho(job.env));
-    output.finish({ status: 'successful', exit_code: 0, finished_at: now, error: '' });
+    const startedAt = new Date().toISOString();
+    const delay = NOOP_DELAY.exec(job.command);
+    const finish = () => {
+      const output = new JobOutput(job.jid, job.env ? NOOP_ENV_OUTPUT_LIMIT : 0, secretsOf(job));
+      // A job with env prints its variables, as a script that echoes them would: the redaction benchmark's output.
+      if (job.env) output.append('stdout', envEcho(job.env));
+      output.finish({ status: 'successful', exit_code: 0, finished_at: new Date().toISOString(), error: '' });
+      void offerJobResult(link, output, false).then(
+        (outcome) => this.fleet.resultSent(outcome === 'stored'),
+        () => this.fleet.resultSent(false),
+      );
+    };
     this.fleet.jobRun();
-    void offerJobResult(link, output, false).then(
-      (outcome) => this.fleet.resultSent(outcome === 'stored'),
-      () => this.fleet.resultSent(false),
-    );
-    return { pid: 0, started_at: now };
+    if (delay) {
+      const [min, max] = [Number(delay[1]), Number(delay[2])];
+      setTimeout(finish, min + Math.random() * Math.max(0, max - min));
+    } else finish();
+    return { pid: 0, started_at: startedAt };
   }
 
   /** Pings every `ms`, never overlapping; silence (not an error reply) ends the session. */
@@ -307,6 +315,8 @@ function secretsOf(job: JobRun): { value: string; label: string }[] {
     return value === undefined ? [] : [{ value, label }];
   });
 }
+/** `noop <min>-<max>`: a no-op job that ends after a random delay in milliseconds. */
+const NOOP_DELAY = /^noop (\d+)-(\d+)$/;
 
 /** Tunnel requests as the agent answers them, with an echo in place of the target behind each tunnel. */
 function serveEchoTunnels(peer: ControlPeer, link: Link): void {

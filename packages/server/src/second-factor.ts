@@ -5,7 +5,8 @@ import type { CodeDelivery } from './core/two-factor/ports.js';
 import { sendToPolicy, type SendToPolicy } from './core/two-factor/send-to-policy.js';
 import { TotpSecretsService } from './core/two-factor/totp-secrets-service.js';
 import { TwoFactorService, type SecondFactor } from './core/two-factor/two-factor-service.js';
-import type { UserStore } from './core/users/user-store.js';
+import type { UserRecord, UserStore } from './core/users/user-store.js';
+import type { UserTwoFa } from '@svc/protocol';
 import type { SvcdConfig } from './config/schema.js';
 import { assertExecutable, executableDelivery } from './infra/two-factor/executable-delivery.js';
 import { pushoverDelivery } from './infra/two-factor/pushover-delivery.js';
@@ -24,6 +25,8 @@ export interface SecondFactorParts {
   totp: TotpSecretsService;
   /** The rule the user API applies to two_fa_send_to (delivered codes only). */
   sendTo: SendToPolicy | undefined;
+  /** A user's second-factor state as GET /users lists it. */
+  stateOf: (user: UserRecord) => Promise<UserTwoFa>;
 }
 
 /** Wires two-factor login from `[api]`, `[smtp]` and `[pushover]`; fails the start on an unusable executable. */
@@ -44,12 +47,14 @@ export async function buildSecondFactor(
   });
   let factor: SecondFactor | undefined;
   let sendTo: SendToPolicy | undefined;
+  let deliveryKind: string | undefined;
   if (api.totp_enabled) {
     factor = { kind: 'totp', secrets, algorithm: otpauthTotp };
   } else if (api.two_fa_token_delivery) {
     const delivery = await createDelivery(config, api.two_fa_token_delivery);
     const kind =
       delivery.method === 'email' ? 'smtp' : delivery.method === 'pushover' ? 'pushover' : 'executable';
+    deliveryKind = kind;
     sendTo = sendToPolicy(kind, api.two_fa_send_to_type, api.two_fa_send_to_regex);
     factor = { kind: 'delivery', delivery, policy: sendTo, codeTtlMs: api.two_fa_token_ttl_seconds * 1000 };
   }
@@ -64,7 +69,14 @@ export async function buildSecondFactor(
       onDeliveryFailure: (username, err) =>
         deps.logger.warn({ username, err }, 'two-factor code not delivered; the login failed'),
     });
-  return { login, totp, sendTo };
+  const stateOf = async (user: UserRecord): Promise<UserTwoFa> => {
+    if (factor?.kind === 'totp')
+      return { enabled: (await secrets.find(user.username)) !== undefined, method: 'totp_authenticator_app' };
+    if (factor?.kind === 'delivery')
+      return { enabled: (user.twoFaSendTo ?? '') !== '', method: deliveryKind ?? null };
+    return { enabled: false, method: null };
+  };
+  return { login, totp, sendTo, stateOf };
 }
 
 async function createDelivery(config: SvcdConfig, delivery: string): Promise<CodeDelivery> {

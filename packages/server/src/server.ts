@@ -494,8 +494,12 @@ export async function startServer(
       const api = await buildApi({
         auth,
         secondFactor,
-        users: new UsersService(users, hasher, secondFactor.sendTo, (username) =>
-          deleteUserLeftovers(database, username),
+        users: new UsersService(
+          users,
+          hasher,
+          secondFactor.sendTo,
+          (username) => deleteUserLeftovers(database, username),
+          secondFactor.stateOf,
         ),
         me: new MeService(
           users,

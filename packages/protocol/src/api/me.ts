@@ -45,6 +45,8 @@ export const apiTokenItemSchema = z.object({
   scope: apiTokenScopeSchema,
   created_at: z.string(),
   expires_at: z.string(),
+  /** When it was last used to log in (stored at most once a minute); null when never. */
+  last_used_at: z.string().nullable(),
 });
 export type ApiTokenItem = z.infer<typeof apiTokenItemSchema>;
 

@@ -38,3 +38,13 @@ export type UpdateUserBody = z.infer<typeof updateUserBodySchema>;
 /** An element of GET /users; never the password. */
 export const userListItemSchema = z.object({ username: z.string(), groups: z.array(z.string()) });
 export type UserListItem = z.infer<typeof userListItemSchema>;
+
+/**
+ * A user's second factor as GET /users lists it (never a secret): `method` is svcd's second factor
+ * (`totp_authenticator_app`, or the code delivery: `smtp`, `pushover`, `executable`), null when none is
+ * configured; `enabled` says the user's logins use it: an authenticator app enrolled, or a `two_fa_send_to`.
+ */
+export const userTwoFaSchema = z.object({ enabled: z.boolean(), method: z.string().nullable() });
+export type UserTwoFa = z.infer<typeof userTwoFaSchema>;
+
+export const userListEntrySchema = userListItemSchema.extend({ two_fa: userTwoFaSchema });

@@ -14,9 +14,10 @@ const fromRow = (row: Selectable<ApiTokensTable>): ApiTokenRecord => ({
   secretHash: row.secret_hash,
   createdAt: new Date(Number(row.created_at)),
   expiresAt: new Date(Number(row.expires_at)),
+  ...(row.last_used_at === null ? {} : { lastUsedAt: new Date(Number(row.last_used_at)) }),
 });
 
-/** Personal API tokens in the `api_tokens` table (migration 009_api_tokens). */
+/** Personal API tokens in the `api_tokens` table (migrations 009_api_tokens, 020_api_token_last_used). */
 export class SqlApiTokenRepository implements ApiTokenRepository {
   constructor(private readonly database: Database) {}
 
@@ -93,6 +94,16 @@ export class SqlApiTokenRepository implements ApiTokenRepository {
         .where('username', '=', username)
         .executeTakeFirst();
       return row ? fromRow(row) : undefined;
+    });
+  }
+
+  markUsed(prefix: string, at: Date): Promise<void> {
+    return withStorageErrors(async () => {
+      await this.database.db
+        .updateTable('api_tokens')
+        .set({ last_used_at: at.getTime() })
+        .where('prefix', '=', prefix)
+        .execute();
     });
   }
 

@@ -410,6 +410,13 @@ const MIGRATIONS: readonly SchemaMigration[] = [
     },
   },
   {
+    // When each API token was last used (written at most once a minute per token, by TokenUseStamps).
+    name: '020_api_token_last_used',
+    async up(db) {
+      await db.schema.alterTable('api_tokens').addColumn('last_used_at', 'bigint').execute();
+    },
+  },
+  {
     // The node coordinating a multi-client run (cluster): when it dies another node ends the run; NULL for a run
     // of a single svcd or one older than 021.
     name: '021_run_coordinator',

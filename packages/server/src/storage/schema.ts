@@ -277,6 +277,8 @@ export interface ApiTokensTable {
   secret_hash: string;
   created_at: EpochMillis;
   expires_at: EpochMillis;
+  /** Migration 020; null until first used. */
+  last_used_at: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface StorageSchema {

@@ -67,6 +67,7 @@ describe.each(STORES)('personal API tokens with the %s user store', (store) => {
       scope: 'read',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       expires_at: expiresAt,
+      last_used_at: null,
       token: created.token,
     });
 
@@ -78,6 +79,9 @@ describe.each(STORES)('personal API tokens with the %s user store', (store) => {
 
     const status = await t.api.get('/status', basic(ADMIN.username, created.token));
     expect(status.status).toBe(200);
+    // Its use is stored (at most once a minute, see token-use-stamps.test.ts).
+    const used = (await t.api.get('/me/tokens', asAdmin)).json.data[0].last_used_at as string;
+    expect(Date.now() - Date.parse(used)).toBeLessThan(60_000);
     expect(status.json.data.fingerprint).toBeTruthy();
     // Tokens are per user: another user's list is empty.
     if (store !== 'static') expect((await t.api.get('/me/tokens', asOperator)).json.data).toEqual([]);

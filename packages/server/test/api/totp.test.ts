@@ -104,7 +104,16 @@ describe.each<StoreKind>(['file', 'database:sqlite', 'database:postgres'])(
       const adminToken = await enrol(ADMIN);
       expect((await t.api.post('/users', user, bearer(adminToken))).status).toBe(201);
       if (store === 'file') await t.server.reloadUsers();
+      // The users list shows who has an authenticator app (never the secret).
+      const before = await t.api.get('/users?filter[username]=admin,dora', bearer(adminToken));
+      expect(before.json.data.map((u: { two_fa: unknown }) => u.two_fa)).toEqual([
+        { enabled: true, method: 'totp_authenticator_app' },
+        { enabled: false, method: 'totp_authenticator_app' },
+      ]);
       const token = await enrol(user);
+      const after = await t.api.get('/users?filter[username]=dora', bearer(adminToken));
+      expect(after.json.data[0].two_fa).toEqual({ enabled: true, method: 'totp_authenticator_app' });
+      expect(after.text).not.toContain(secrets.get('dora') ?? 'no secret');
       const read = await t.api.get('/me/totp-secret', bearer(token));
       expect(read.status).toBe(200);
       expect(read.json.secret).toBe(secrets.get('dora'));

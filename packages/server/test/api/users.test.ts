@@ -11,6 +11,8 @@ import {
 const asAdmin = { auth: { basic: [ADMIN.username, ADMIN.password] as [string, string] } };
 const asOperator = { auth: { basic: [OPERATOR.username, OPERATOR.password] as [string, string] } };
 
+/** The second-factor state of every user when svcd has none configured. */
+const NO_2FA = { enabled: false, method: null };
 describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
   let t: TestServer;
 
@@ -27,13 +29,13 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
     });
     afterAll(() => t?.stop());
 
-    test('list returns only username and groups, with meta.count', async () => {
+    test('list returns only username, groups and the second-factor state, with meta.count', async () => {
       const res = await t.api.get('/users', asAdmin);
       expect(res.status).toBe(200);
       expect(res.json).toEqual({
         data: [
-          { username: 'admin', groups: ['Administrators'] },
-          { username: 'operator', groups: ['Operators'] },
+          { username: 'admin', groups: ['Administrators'], two_fa: NO_2FA },
+          { username: 'operator', groups: ['Operators'], two_fa: NO_2FA },
         ],
         meta: { count: 2 },
       });
@@ -237,7 +239,7 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
       expect(created.json.data).toEqual({ username: 'Zoë', groups: ['Café'] });
       await applyWrites();
       const list = await t.api.get('/users?filter[username]=zo*', asAdmin);
-      expect(list.json.data).toEqual([{ username: 'Zoë', groups: ['Café'] }]);
+      expect(list.json.data).toEqual([{ username: 'Zoë', groups: ['Café'], two_fa: NO_2FA }]);
       // Either form logs in and names the user in the path.
       for (const form of ['Zoë', decomposed]) {
         expect((await t.api.get('/status', { auth: { basic: [form, 'zoe-secret-12'] } })).status, form).toBe(
@@ -292,7 +294,11 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
       expect(res.status).toBe(changeStatus);
       await applyWrites();
       const list = await t.api.get('/users', asAdmin);
-      expect(list.json.data).toContainEqual({ username: 'operator', groups: ['Auditors', 'Viewers'] });
+      expect(list.json.data).toContainEqual({
+        username: 'operator',
+        groups: ['Auditors', 'Viewers'],
+        two_fa: NO_2FA,
+      });
       expect((await t.api.get('/status', asOperator)).status).toBe(200);
     });
 
@@ -307,7 +313,7 @@ describe.each(WRITABLE_STORES)('user API with the %s store', (store) => {
       );
       expect((await t.api.get('/status', { auth: { bearer: oldToken } })).status).toBe(200);
       const list = await t.api.get('/users', asAdmin);
-      expect(list.json.data).toContainEqual({ username: 'operator', groups: ['Operators'] });
+      expect(list.json.data).toContainEqual({ username: 'operator', groups: ['Operators'], two_fa: NO_2FA });
     });
 
     test('removal from Administrators takes effect at once for existing tokens', async () => {

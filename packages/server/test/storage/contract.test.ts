@@ -103,6 +103,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '015_schedules',
           '016_job_queue',
           '019_audit_log',
+          '020_api_token_last_used',
           '021_run_coordinator',
           '022_login_throttle',
           '024_staged_runs',
@@ -1644,6 +1645,27 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const clash = await rejection(repo.update('tok-erin', 'upd00002', { name: 'uno' }));
       expect(clash.code).toBe(ERROR_CODES.apiTokenExists);
       expect((await repo.findByPrefix('upd00002'))?.name).toBe('two');
+    });
+
+    it('stores when a token was last used (none until then), exactly, beyond 2038', async () => {
+      const repo = new SqlApiTokenRepository(database);
+      await repo.insert(token('use00001', 'tok-ivy', 'used'));
+      await repo.insert(token('use00002', 'tok-ivy', 'unused'));
+      expect((await repo.findByPrefix('use00001'))?.lastUsedAt).toBeUndefined();
+      const at = new Date('2099-05-06T07:08:09.123Z');
+      await repo.markUsed('use00001', at);
+      expect(await repo.findByPrefix('use00001')).toEqual({
+        ...token('use00001', 'tok-ivy', 'used'),
+        lastUsedAt: at,
+      });
+      const later = new Date('2099-05-06T07:09:10Z');
+      await repo.markUsed('use00001', later);
+      const listed = await repo.listOf('tok-ivy');
+      expect(Object.fromEntries(listed.map((t) => [t.prefix, t.lastUsedAt]))).toEqual({
+        use00001: later,
+        use00002: undefined,
+      });
+      await repo.markUsed('unknown1', at);
     });
 
     it('deletes one token of its owner only', async () => {

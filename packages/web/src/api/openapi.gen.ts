@@ -4194,6 +4194,7 @@ export interface paths {
                 scope: 'read' | 'read+write' | 'clients-auth';
                 created_at: string;
                 expires_at: string;
+                last_used_at: string | null;
               }[];
               meta: {
                 count: number;
@@ -4250,6 +4251,7 @@ export interface paths {
                 scope: 'read' | 'read+write' | 'clients-auth';
                 created_at: string;
                 expires_at: string;
+                last_used_at: string | null;
                 token: string;
               };
             };
@@ -4314,6 +4316,7 @@ export interface paths {
                 scope: 'read' | 'read+write' | 'clients-auth';
                 created_at: string;
                 expires_at: string;
+                last_used_at: string | null;
               };
             };
           };
@@ -5927,7 +5930,7 @@ export interface paths {
           'filter[username]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[groups]'?: string;
-          /** @description Comma-separated fields to return, of: username, groups. Default: every field. */
+          /** @description Comma-separated fields to return, of: username, groups, two_fa. Default: every field. */
           'fields[users]'?: string;
           /** @description Items per page (default 50). */
           'page[limit]'?: number;
@@ -5950,6 +5953,10 @@ export interface paths {
               data: {
                 username?: string;
                 groups?: string[];
+                two_fa?: {
+                  enabled: boolean;
+                  method: string | null;
+                };
               }[];
               meta: {
                 count: number;

@@ -32,6 +32,14 @@ export interface CommandRequest {
 export const commandSocketUrl = (location: { protocol: string; host: string }, token: string): string =>
   `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/ws/commands?access_token=${encodeURIComponent(token)}`;
 
+/** `/api/v1/ws/commands/{jid}`: follows a run or job already running (no request message is sent). */
+export const followSocketUrl = (
+  location: { protocol: string; host: string },
+  jid: string,
+  token: string,
+): string =>
+  `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/ws/commands/${encodeURIComponent(jid)}?access_token=${encodeURIComponent(token)}`;
+
 type Message = Partial<CommandFinal> & { errors?: { title?: string; detail?: string }[] };
 
 /** Sorts one socket message into the events; a final record is the one that carries a status. */
@@ -57,5 +65,28 @@ export function runCommand(url: string, request: CommandRequest, events: Command
   });
   socket.addEventListener('error', () => events.onError('The live connection to svcd failed', ''));
   socket.addEventListener('close', () => events.onClose());
+  return () => socket.close();
+}
+
+/** Follows a run or job started elsewhere; `onClose` says whether svcd ended it normally (everything sent). */
+export function followRun(
+  url: string,
+  events: Omit<CommandEvents, 'onClose'> & { onClose(complete: boolean): void },
+): () => void {
+  const socket = new WebSocket(url);
+  let failed = false;
+  socket.addEventListener('message', (event) => {
+    if (typeof event.data === 'string')
+      dispatchCommandMessage(event.data, {
+        ...events,
+        onError: (title, detail) => {
+          failed = true;
+          events.onError(title, detail);
+        },
+        onClose: () => undefined,
+      });
+  });
+  socket.addEventListener('error', () => (failed = true));
+  socket.addEventListener('close', (event) => events.onClose(!failed && event.code === 1000));
   return () => socket.close();
 }

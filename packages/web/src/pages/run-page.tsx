@@ -1,4 +1,5 @@
 import {
+  Badge,
   Button,
   Card,
   Code,
@@ -12,7 +13,7 @@ import {
   Title,
   UnstyledButton,
 } from '@mantine/core';
-import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState, type ReactNode } from 'react';
@@ -32,7 +33,10 @@ import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { saveText } from '../lib/download.js';
 import { formatDuration } from '../lib/format.js';
+import { mergeLive } from '../lib/run-follow.js';
+import { useRunFollow } from '../lib/use-run-follow.js';
 import {
+  countStates,
   filterByState,
   jobDurationMs,
   outputPreview,
@@ -247,11 +251,25 @@ export function RunPage() {
   const search = route.useSearch();
   const navigate = route.useNavigate();
   const [open, setOpen] = useState<ChildJob>();
-  const run = useQuery(runQuery(jid));
-  const running = run.data?.run.status === 'running';
-  // Live: svcd's sockets follow only the runs they start themselves, so this page polls. The run's counts are
-  // read each second while it runs (one cheap query); the children are read again only when the counts moved
-  // (a child started or ended), and every change of a second lands in one render, whatever the number of clients.
+  const queryClient = useQueryClient();
+  const options = runQuery(jid);
+  // Live: a running run is followed over /ws/commands/{jid} (output and results as they happen); when the
+  // socket ends the run is read again, and when it cannot follow the page polls instead. (The run as last read;
+  // useQuery below renders again whenever it changes.)
+  const running = queryClient.getQueryData(options.queryKey)?.run.status === 'running';
+  const follow = useRunFollow(
+    jid,
+    running,
+    () => void queryClient.invalidateQueries({ queryKey: ['run', jid] }),
+  );
+  const live = follow.state === 'live';
+  const run = useQuery({
+    ...options,
+    // While the socket follows the run nothing is polled; without it the run is read each second.
+    refetchInterval: (query) => (!live && query.state.data?.run.status === 'running' ? 1000 : false),
+  });
+  // Polling: the run's counts are read each second (one cheap query); the children are read again only when
+  // the counts moved, and every change of a second lands in one render, whatever the number of clients.
   const signature = run.data ? `${run.data.run.status}:${JSON.stringify(run.data.counts)}` : '';
   const children = useQuery({
     queryKey: ['run-children', jid, signature],
@@ -261,14 +279,16 @@ export function RunPage() {
     // Each signature is read once; the earlier reads are dropped at once rather than cached.
     gcTime: 0,
     // A running child's output is stored when it ends; until then only its row's duration moves.
-    refetchInterval: running ? 5000 : false,
+    refetchInterval: running && !live ? 5000 : false,
   });
 
+  const all = useMemo(() => mergeLive(children.data ?? [], follow.live), [children.data, follow.live]);
   const state = search.state ?? 'all';
-  const jobs = useMemo(() => filterByState(children.data ?? [], state), [children.data, state]);
-  const counts = run.data?.counts;
-  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) + (counts.skipped ?? 0) : 0;
-  const openJob = open && (children.data?.find((j) => j.jid === open.jid) ?? open);
+  const jobs = useMemo(() => filterByState(all, state), [all, state]);
+  const counts = run.data && (follow.live.size > 0 && running ? countStates(all) : run.data.counts);
+  const skipped = counts && 'skipped' in counts ? ((counts as { skipped?: number }).skipped ?? 0) : 0;
+  const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) + skipped : 0;
+  const openJob = open && (all.find((j) => j.jid === open.jid) ?? open);
 
   return (
     <Stack>
@@ -280,6 +300,16 @@ export function RunPage() {
           Run
         </Title>
         {run.data && <JobStateBadge status={run.data.run.status} />}
+        {live && (
+          <Badge
+            color="teal"
+            variant="dot"
+            data-testid="run-live"
+            title="Output and results arrive as they happen"
+          >
+            live
+          </Badge>
+        )}
         {(run.isFetching || children.isFetching) && <Loader size="xs" role="status" aria-label="Updating" />}
         <Text c="dimmed" ff="monospace" size="sm">
           {jid}

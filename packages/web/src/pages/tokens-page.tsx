@@ -254,7 +254,7 @@ export function TokensPage() {
           You have no API tokens. Create one for each script or tool that calls svcd’s API.
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={640}>
+        <Table.ScrollContainer minWidth={720}>
           <Table striped highlightOnHover>
             <Table.Thead>
               <Table.Tr>
@@ -263,6 +263,7 @@ export function TokensPage() {
                 <Table.Th>Scope</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Expires</Table.Th>
+                <Table.Th>Last used</Table.Th>
                 <Table.Th>
                   <VisuallyHidden>Actions</VisuallyHidden>
                 </Table.Th>
@@ -290,6 +291,15 @@ export function TokensPage() {
                         </Badge>
                       )}
                     </Group>
+                  </Table.Td>
+                  <Table.Td data-testid="token-last-used">
+                    {token.last_used_at ? (
+                      <TimeAgo iso={token.last_used_at} />
+                    ) : (
+                      <Text span c="dimmed" size="sm">
+                        never
+                      </Text>
+                    )}
                   </Table.Td>
                   <Table.Td>
                     <Group gap="xs" justify="flex-end" wrap="nowrap">

@@ -101,6 +101,8 @@ describe('accounts in the console', () => {
     await dialog().getByLabel('Name').fill('weekly report');
     await dialog().getByRole('button', { name: 'Save' }).click();
     await row.filter({ hasText: 'weekly report' }).waitFor();
+    // It was used above (GET /status): the list (read again after the save) says when.
+    await expect.poll(() => row.getByTestId('token-last-used').textContent()).toMatch(/ago|now/);
 
     await h.page.getByRole('button', { name: 'Revoke token weekly report' }).click();
     await dialog().getByRole('button', { name: 'Revoke token' }).click();

@@ -182,6 +182,73 @@ describe('runs', () => {
     expect(await seriousAxeViolations(h.page)).toEqual([]);
   });
 
+  /** A script run on the three agents started through the API, each job waiting for `gate` before it ends. */
+  async function runWaitingFor(gate: string): Promise<string> {
+    const script = `#!/bin/sh\necho first\nwhile [ ! -e ${gate} ]; do sleep 0.05; done\necho second\n`;
+    const started = await h.api.post(
+      '/scripts',
+      {
+        script: Buffer.from(script).toString('base64'),
+        client_ids: ['web-1', 'web-2', 'db-1'],
+        execute_concurrently: true,
+      },
+      { auth: h.adminAuth },
+    );
+    expect(started.status, started.text).toBe(200);
+    return started.json.data.jid as string;
+  }
+
+  test('a run already running when its page opens is followed live over the socket, without polling', async () => {
+    const gate = `${h.dir}/follow-gate`;
+    const jid = await runWaitingFor(gate);
+    const socketClosed = new Promise<void>((resolve) =>
+      h.page.on('websocket', (ws) => {
+        if (ws.url().includes(`/ws/commands/${jid}`)) ws.on('close', () => resolve());
+      }),
+    );
+    await h.page.goto(`${h.origin}/runs/${jid}`);
+    await h.page.getByTestId('run-live').waitFor();
+    await expect.poll(() => h.page.getByTestId('run-job').count()).toBe(3);
+    const readsBefore = h.requested.filter((url) => url.includes(`/api/v1/commands/${jid}`)).length;
+    await writeFile(gate, '');
+    await socketClosed;
+    // Every result came over the socket: the run was not read again while it was followed.
+    expect(h.requested.filter((url) => url.includes(`/api/v1/commands/${jid}`)).length).toBe(readsBefore);
+    await allFinished(3);
+    for (const id of ['web-1', 'web-2', 'db-1']) {
+      await expect(rowOf(id).getByTestId('job-state').textContent()).resolves.toBe('successful');
+      await expect(rowOf(id).getByTestId('run-job-preview').textContent()).resolves.toBe('first');
+    }
+    await h.page.getByTestId('run-live').waitFor({ state: 'detached' });
+    await rowOf('web-1').getByTestId('run-job-preview').click();
+    await expect(h.page.getByTestId('job-stdout').textContent()).resolves.toBe('first\nsecond\n');
+    await h.page.keyboard.press('Escape');
+    await h.page.getByTestId('job-output').waitFor({ state: 'hidden' });
+  });
+
+  test('when the follow socket fails the run page polls instead and still shows every result', async () => {
+    const gate = `${h.dir}/polling-gate`;
+    const jid = await runWaitingFor(gate);
+    await h.page.routeWebSocket(/\/ws\/commands\/[0-9a-f-]{36}/, (ws) =>
+      ws.close({ code: 1011, reason: 'test' }),
+    );
+    try {
+      await h.page.goto(`${h.origin}/runs/${jid}`);
+      await expect.poll(() => h.page.getByTestId('run-job').count()).toBe(3);
+      const readsBefore = h.requested.filter((url) => url.includes(`/api/v1/commands/${jid}`)).length;
+      // Polling: the run is read again while it runs.
+      await expect
+        .poll(() => h.requested.filter((url) => url.includes(`/api/v1/commands/${jid}`)).length)
+        .toBeGreaterThan(readsBefore);
+      expect(await h.page.getByTestId('run-live').count()).toBe(0);
+      await writeFile(gate, '');
+      await allFinished(3);
+      await expect(rowOf('web-2').getByTestId('job-state').textContent()).resolves.toBe('successful');
+    } finally {
+      await h.page.unrouteAll();
+    }
+  });
+
   test('a run and its compose page fit a 390 px wide phone', async () => {
     await h.page.setViewportSize({ width: 390, height: 844 });
     const overflow = () =>

@@ -18,6 +18,7 @@ export const toItem = (token: ApiTokenRecord): ApiTokenItem => ({
   scope: token.scope,
   created_at: isoSeconds(token.createdAt),
   expires_at: isoSeconds(token.expiresAt),
+  last_used_at: token.lastUsedAt ? token.lastUsedAt.toISOString() : null,
 });
 
 /** The caller's own personal API tokens (GET/POST /me/tokens, PUT/DELETE /me/tokens/{prefix}). */

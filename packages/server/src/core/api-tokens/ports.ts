@@ -11,6 +11,8 @@ export interface ApiTokenRecord {
   secretHash: string;
   createdAt: Date;
   expiresAt: Date;
+  /** When it was last used to log in, to the minute (see TokenUseStamps); absent when never. */
+  lastUsedAt?: Date;
 }
 
 export interface ApiTokenChanges {
@@ -30,4 +32,6 @@ export interface ApiTokenRepository {
   /** The changed token, or undefined when the user has none with that prefix; a name clash throws nameTaken. */
   update(username: string, prefix: string, changes: ApiTokenChanges): Promise<ApiTokenRecord | undefined>;
   delete(username: string, prefix: string): Promise<boolean>;
+  /** Stores when the token was last used. */
+  markUsed(prefix: string, at: Date): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { lookupForms } from '../users/username.js';
 import { apiTokenErrors } from './api-token-errors.js';
 import type { ApiTokenRepository } from './ports.js';
 import { parseToken, secretMatches } from './token-secret.js';
+import { TokenUseStamps } from './token-use-stamps.js';
 
 export interface TokenCaller {
   user: UserRecord;
@@ -20,13 +21,17 @@ export interface TokenCaller {
  * secret still counts as a failed login.
  */
 export class ApiTokenChecker {
+  private readonly stamps: TokenUseStamps;
+
   constructor(
     private readonly tokens: ApiTokenRepository,
     private readonly users: UserStore,
     private readonly guard: LoginGuard,
     private readonly clock: Clock,
     private readonly badCredentials: () => Error,
-  ) {}
+  ) {
+    this.stamps = new TokenUseStamps(tokens, clock);
+  }
 
   /** The caller for a valid token of `username`; undefined when the password is not one of its tokens. */
   async check(username: string, password: string, ip: string): Promise<TokenCaller | undefined> {
@@ -40,6 +45,7 @@ export class ApiTokenChecker {
     const user = await this.users.find(record.username);
     if (!user) return await this.fail(ip, username);
     await this.guard.recordSuccess(ip, username);
+    await this.stamps.used(record);
     return { user, apiToken: { prefix: record.prefix, scope: record.scope } };
   }
 

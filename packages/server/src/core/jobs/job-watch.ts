@@ -33,6 +33,11 @@ export class JobWatch {
 
   constructor(private readonly events: ClientEvents) {}
 
+  /** A separate watch over the same events, for an owner whose jids another watch may already follow. */
+  another(): JobWatch {
+    return new JobWatch(this.events);
+  }
+
   /** Output of a job is passed on only when it came from the job's own client. */
   watch(jid: string, clientId: string, listener: JobListener): void {
     this.unwatch(jid);

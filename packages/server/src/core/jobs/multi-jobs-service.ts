@@ -28,6 +28,7 @@ import { INTERRUPTED, STAGED_INTERRUPTED, recordNotStarted } from './run-recover
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
 import { resolveRunEnv, type RunRequester, type RunSecretSource } from './run-env.js';
+import { RunFollow, type FollowObserver } from './run-follow.js';
 
 export interface MultiJobsDeps {
   /** Dispatches at once in concurrent mode (tests shorten it). */
@@ -309,6 +310,20 @@ export class MultiJobsService {
     }
     if (!runner && cancelled + cancelling + notCancelled === 0) throw runEnded(jid);
     return { jid, cancelled, cancelling, not_cancelled: notCancelled };
+  }
+
+  /** Follows a run or a job already running, wherever it was started (see RunFollow); `start` it with a jid. */
+  follow(observer: FollowObserver, pollMs?: number): RunFollow {
+    return new RunFollow(
+      {
+        jobs: this.deps.jobs,
+        multi: this,
+        watch: this.deps.watch.another(),
+        log: this.deps.log,
+        ...(pollMs === undefined ? {} : { pollMs }),
+      },
+      observer,
+    );
   }
 
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {

@@ -1,4 +1,4 @@
-import { AppError, ERROR_CODES } from '@svc/protocol';
+import { AppError, ERROR_CODES, type UserTwoFa } from '@svc/protocol';
 import type { PasswordHasher } from '../auth/ports.js';
 import { ADMIN_GROUP, assertAdmin, isAdmin, type UserRecord, type UserStore } from './user-store.js';
 import { checkSendTo, type SendToRule } from './send-to-rule.js';
@@ -37,12 +37,21 @@ export class UsersService {
     private readonly sendToRule?: SendToRule,
     /** Removes what belongs to a deleted user elsewhere (API tokens, TOTP secret, pending 2FA logins), so a new user of that name starts clean. */
     private readonly onDeleted: (username: string) => Promise<unknown> = () => Promise.resolve(),
+    /** Each user's second-factor state (GET /users); none when svcd has no second factor. */
+    private readonly twoFaOf: (user: UserRecord) => Promise<UserTwoFa> = () =>
+      Promise.resolve({ enabled: false, method: null }),
   ) {}
 
-  async list(caller: UserRecord): Promise<UserListItem[]> {
+  async list(caller: UserRecord): Promise<(UserListItem & { two_fa: UserTwoFa })[]> {
     this.assertMayManage(caller);
     const users = await this.store.list();
-    return users.map((u) => ({ username: u.username, groups: [...u.groups] }));
+    return Promise.all(
+      users.map(async (u) => ({
+        username: u.username,
+        groups: [...u.groups],
+        two_fa: await this.twoFaOf(u),
+      })),
+    );
   }
 
   async create(caller: UserRecord, input: UserInput): Promise<WriteOutcome> {

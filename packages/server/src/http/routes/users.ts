@@ -4,6 +4,7 @@ import {
   createUserBodySchema,
   parseListQuery,
   updateUserBodySchema,
+  userListEntrySchema,
   userListItemSchema,
   type ListSpec,
 } from '@svc/protocol';
@@ -26,7 +27,7 @@ const USER_LIST: ListSpec = {
   sortable: ['username'],
   defaultSort: 'username',
   filterable: ['username', 'groups'],
-  fields: ['username', 'groups'],
+  fields: ['username', 'groups', 'two_fa'],
   pagination: { defaultLimit: 50, maxLimit: 500 },
 };
 
@@ -45,7 +46,7 @@ const OPERATIONS = {
     description: ADMINS_ONLY,
     access: 'administrators',
     list: USER_LIST,
-    responses: [list(sparse(userListItemSchema))],
+    responses: [list(sparse(userListEntrySchema))],
   },
   create: {
     tag: 'users',

@@ -8,6 +8,7 @@ import type { Permissions } from '../../core/permissions/permissions.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import { toAppError } from '../errors.js';
 import { answerOnSocket, rawErrorOf } from '../raw-reply.js';
+import { FollowSocketSession } from './follow-socket.js';
 import { JobSocketSession, type JobSocketKind } from './job-socket.js';
 import { authenticateUpgrade, checkOrigin } from './upgrade-auth.js';
 
@@ -19,8 +20,20 @@ interface Log {
   debug(obj: object, msg: string): void;
 }
 
+/** `/ws/commands/{jid}` or `/ws/scripts/{jid}`: the jid followed, else undefined. */
+function followedJid(pathname: string, prefix: string): string | undefined {
+  const match = /^\/ws\/(?:commands|scripts)\/([^/]+)$/.exec(pathname.slice(prefix.length));
+  if (!pathname.startsWith(prefix) || !match?.[1]) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * GET {prefix}/ws/commands and {prefix}/ws/scripts on the API's HTTP server. The Origin and the credentials are
+ * GET {prefix}/ws/commands and {prefix}/ws/scripts on the API's HTTP server, and {prefix}/ws/commands/{jid} (or
+ * ws/scripts/{jid}) following a run or job started elsewhere. The Origin and the credentials are
  * checked before the upgrade completes, so a refused request gets an ordinary HTTP error (403, 401) and never
  * becomes a socket. Returns a function that closes every open session (at shutdown).
  */
@@ -49,7 +62,8 @@ export function serveJobSockets(
     socket.on('error', () => undefined);
     const url = new URL(request.url ?? '/', 'http://localhost');
     const kind = paths[url.pathname];
-    if (!kind)
+    const followed = kind ? undefined : followedJid(url.pathname, prefix);
+    if (!kind && followed === undefined)
       return answerOnSocket(
         socket,
         rawErrorOf(new AppError('not_found', ERROR_CODES.routeNotFound, `No WebSocket at ${url.pathname}`)),
@@ -57,14 +71,17 @@ export function serveJobSockets(
     try {
       checkOrigin(request);
       const caller = await authenticateUpgrade(deps.auth, request, url);
-      // The socket runs commands or scripts: the same named permission as POST /commands or /scripts.
-      await deps.permissions.assert(caller.user, kind);
+      // The socket runs commands or scripts: the same named permission as POST /commands or /scripts; following
+      // a run reads it, as GET /commands/{jid} does (commands).
+      await deps.permissions.assert(caller.user, kind ?? 'commands');
       const access = deps.access ? await deps.access.of(caller.user) : UserAccess.UNLIMITED;
       const ending = request.headers.origin === undefined ? 'end-of-stream' : 'close-frame';
       wss.handleUpgrade(request, socket, head, (ws) => {
-        new JobSocketSession(ws, socket, ending, kind, caller.user, deps.multi, deps.log, {
-          check: (run) => access.assertRun(run),
-        });
+        if (kind)
+          new JobSocketSession(ws, socket, ending, kind, caller.user, deps.multi, deps.log, {
+            check: (run) => access.assertRun(run),
+          });
+        else new FollowSocketSession(ws, socket, ending, followed ?? '', deps.multi, deps.log);
       });
     } catch (err) {
       const appError = toAppError(err);
