@@ -1,1 +1,0 @@
-cmd_Release/native_spawn.node := ln -f "Release/obj.target/native_spawn.node" "Release/native_spawn.node" 2>/dev/null || (rm -rf "Release/native_spawn.node" && cp -af "Release/obj.target/native_spawn.node" "Release/native_spawn.node")

@@ -1,1 +1,0 @@
-cmd_Release/obj.target/native_spawn.node := g++ -o Release/obj.target/native_spawn.node -shared -pthread -rdynamic -m64  -Wl,-soname=native_spawn.node -Wl,--start-group Release/obj.target/native_spawn/src/native_spawn.o -Wl,--end-group -lpthread
