@@ -12,7 +12,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on many clients
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
      */
     post: {
       parameters: {
@@ -36,6 +36,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -62,6 +70,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -2452,7 +2468,7 @@ export interface paths {
     put?: never;
     /**
      * Run a command on a client
-     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
+     * @description With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running. `env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on one client that client's entry with the key, else the shared one) and never reaches the command line or the script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.
      */
     post: {
       parameters: {
@@ -2477,6 +2493,14 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
           };
         };
       };
@@ -2653,7 +2677,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on a client
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running.
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). With `queue_ttl` (e.g. `15m`) a client that is not connected gets the job `queued`; it runs when the client connects within the TTL, else it ends `expired`. `timeout_kill: true` kills the process group when timeout_sec passes, reporting `failed`, instead of reporting `unknown` and leaving it running. `env` sets environment variables of the process: `{"MODE": "fast", "DB_PASS": {"vault": "db-prod"}}`. A vault reference is resolved at dispatch with your rights (the entry's required_group applies; for a run on one client that client's entry with the key, else the shared one) and never reaches the command line or the script file; every occurrence of its value in the output is replaced by `[redacted:<key>]`. 409 ERR_VAULT_LOCKED, 403 ERR_VAULT_GROUP_REQUIRED or 404 ERR_VAULT_ENTRY_NOT_FOUND before anything runs. Not with `queue_ttl`. An agent too old for `env` gets no job: its job fails saying so.
      */
     post: {
       parameters: {
@@ -2679,6 +2703,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
               }
             | {
                 script_id: string;
@@ -2688,6 +2720,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
               };
         };
       };
@@ -2943,7 +2983,7 @@ export interface paths {
     put?: never;
     /**
      * Run a command on many clients
-     * @description batch_size (a count or "N%") runs it batch by batch, batch_delay apart; once max_failures of its jobs failed (or ended unknown) the clients not started end `skipped`. batch_delay and max_failures need batch_size. POST /scripts takes the same.
+     * @description `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so. batch_size (a count or "N%") runs it batch by batch, batch_delay apart; once max_failures of its jobs failed (or ended unknown) the clients not started end `skipped`. batch_delay and max_failures need batch_size. POST /scripts takes the same.
      */
     post: {
       parameters: {
@@ -2966,6 +3006,14 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -4808,7 +4856,7 @@ export interface paths {
           'filter[created_at]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[updated_at]'?: string;
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, env, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
           /** @description Items per page (default 20). */
           'page[limit]'?: number;
@@ -4857,6 +4905,13 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 queue_ttl?: number;
                 timeout_kill?: boolean;
                 batch_size?: number | string;
@@ -4925,6 +4980,14 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -4984,6 +5047,13 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
+                env: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 queue_ttl?: number;
                 timeout_kill?: boolean;
                 batch_size?: number | string;
@@ -5036,7 +5106,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
+          /** @description Comma-separated fields to return, of: id, name, schedule, timezone, type, client_ids, group_ids, tags, labels, command, script, script_id, interpreter, cwd, is_sudo, timeout_sec, execute_concurrently, abort_on_error, overlaps, env, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, created_at, created_by, updated_at, updated_by, next_run_at, last_execution. Default: every field. */
           'fields[schedules]'?: string;
         };
         header?: never;
@@ -5084,6 +5154,13 @@ export interface paths {
                 execute_concurrently?: boolean;
                 abort_on_error?: boolean;
                 overlaps?: boolean;
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 queue_ttl?: number;
                 timeout_kill?: boolean;
                 batch_size?: number | string;
@@ -5150,6 +5227,14 @@ export interface paths {
             interpreter?: string;
             queue_ttl?: number | string;
             timeout_kill?: boolean;
+            /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+            env?: {
+              [key: string]:
+                | string
+                | {
+                    vault: string;
+                  };
+            };
             client_ids?: string[] | null;
             group_ids?: string[] | null;
             tags?: {
@@ -5209,6 +5294,13 @@ export interface paths {
                 execute_concurrently: boolean;
                 abort_on_error: boolean;
                 overlaps: boolean;
+                env: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                } | null;
                 queue_ttl?: number;
                 timeout_kill?: boolean;
                 batch_size?: number | string;
@@ -5379,7 +5471,7 @@ export interface paths {
     put?: never;
     /**
      * Run a script (base64) or a library script (script_id) on many clients
-     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them).
+     * @description Send either `script` (base64) or `script_id` (a library script, run with its stored interpreter, is_sudo, cwd and timeout_sec unless the request gives them). `env` sets environment variables of every process: plain strings, or `{"vault": "<key>"}` for the value of the shared vault entry (empty client_id) with that key, resolved once at dispatch with your rights (required_group applies; 409 ERR_VAULT_LOCKED, 403, 404 before anything runs). The value never reaches a command line or script file, and is replaced by `[redacted:<key>]` wherever it appears in the output. Not with `queue_ttl`; a client whose agent is too old for `env` gets a failed job saying so.
      */
     post: {
       parameters: {
@@ -5403,6 +5495,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -5429,6 +5529,14 @@ export interface paths {
                 interpreter?: string;
                 queue_ttl?: number | string;
                 timeout_kill?: boolean;
+                /** @description Environment variables for the process: a string, or {"vault": "<key>"} for the value of a vault entry (resolved when the run is dispatched, for the requesting user; every occurrence of the value in the output is replaced by [redacted:<key>]). */
+                env?: {
+                  [key: string]:
+                    | string
+                    | {
+                        vault: string;
+                      };
+                };
                 client_ids?: string[] | null;
                 group_ids?: string[] | null;
                 tags?: {
@@ -5697,6 +5805,7 @@ export interface paths {
                   'client-groups': boolean;
                   clients: boolean;
                 };
+                client_groups: string[] | null;
                 tunnels_restricted: {
                   [key: string]: unknown;
                 };
@@ -5771,6 +5880,7 @@ export interface paths {
                   'client-groups': boolean;
                   clients: boolean;
                 };
+                client_groups: string[] | null;
                 tunnels_restricted: {
                   [key: string]: unknown;
                 };
@@ -5820,6 +5930,7 @@ export interface paths {
               'client-groups'?: boolean;
               clients?: boolean;
             };
+            client_groups?: string[] | null;
             tunnels_restricted?: {
               [key: string]: unknown;
             };
@@ -5850,6 +5961,7 @@ export interface paths {
                   'client-groups': boolean;
                   clients: boolean;
                 };
+                client_groups: string[] | null;
                 tunnels_restricted: {
                   [key: string]: unknown;
                 };
