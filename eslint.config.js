@@ -8,6 +8,8 @@ export default tseslint.config(
       // The native addon's build output and its CommonJS loader (like bin/*.js: a few lines, no TypeScript).
       'packages/malloc-trim/build/**',
       'packages/malloc-trim/index.*',
+      'packages/native-spawn/build/**',
+      'packages/native-spawn/index.*',
       'dist-agent/**',
       '.build/**',
       'data/**',

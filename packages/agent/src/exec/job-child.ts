@@ -14,6 +14,10 @@ export interface JobChild extends EventEmitter {
   readonly pid: number | undefined;
   readonly stdout: Readable;
   readonly stderr: Readable;
+  once(event: 'spawn', listener: () => void): this;
+  once(event: 'error', listener: (err: Error) => void): this;
+  once(event: 'exit' | 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
 }
 
 export interface JobChildSpec {
