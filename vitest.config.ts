@@ -33,7 +33,13 @@ const shared = {
       { find: /^@svc\/platform\/ssh2$/, replacement: src('platform', 'ssh2-loader') },
     ],
   },
-  test: { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' },
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // expect.poll gives up after 1 s by default; a loaded CI machine can take longer to show what is awaited.
+    expect: { poll: { timeout: 10_000 } },
+  },
 } as const;
 
 export default defineConfig({

@@ -321,7 +321,7 @@ describe('the svcd process', () => {
     expect((await api.get('/status', asAdmin)).status).toBe(401);
     expect((await api.get('/status', { auth: { bearer: adminToken } })).status).toBe(401);
     expect((await api.get('/users', asSecond)).json.data).toEqual([
-      { username: 'second', groups: ['Administrators'] },
+      { username: 'second', groups: ['Administrators'], two_fa: { enabled: false, method: null } },
     ]);
   });
 

@@ -92,7 +92,11 @@ describe('delegated authentication', () => {
       // The second login finds the user; the user has no password anyone knows.
       expect((await proxied(t, '/login', headers)).status).toBe(200);
       const users = await t.api.get('/users', asAdmin);
-      expect(users.json.data).toContainEqual({ username: 'newcomer', groups: ['Viewers'] });
+      expect(users.json.data).toContainEqual({
+        username: 'newcomer',
+        groups: ['Viewers'],
+        two_fa: { enabled: false, method: null },
+      });
       expect(users.json.meta.count).toBe(3);
     },
   );

@@ -27,7 +27,7 @@ export function CodeEditor(props: CodeEditorProps) {
       labelProps={{ id: labelId, component: 'div' }}
       description="Tab indents; press Escape, then Tab, to leave the editor."
     >
-      <Suspense fallback={<Loader size="sm" aria-label={`Loading the editor for ${label}`} />}>
+      <Suspense fallback={<Loader size="sm" role="status" aria-label={`Loading the editor for ${label}`} />}>
         <CodeMirrorEditor
           labelId={labelId}
           value={value}

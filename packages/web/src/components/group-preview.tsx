@@ -17,7 +17,7 @@ export function GroupPreview({ params }: { params: GroupParams }) {
         <Title order={2} size="h4">
           Preview
         </Title>
-        {preview.isFetching && <Loader size="xs" aria-label="Updating the preview" />}
+        {preview.isFetching && <Loader size="xs" role="status" aria-label="Updating the preview" />}
       </Group>
       {preview.error && <ErrorAlert error={preview.error} title="The rule is not valid" />}
       {data && (

@@ -143,7 +143,7 @@ function Members({ group }: { group: ClientGroup }) {
         Members ({group.num_clients}, {group.num_clients_connected} connected)
       </Title>
       {members.error && <ErrorAlert error={members.error} />}
-      {members.isPending && <Loader size="sm" aria-label="Loading members" />}
+      {members.isPending && <Loader size="sm" role="status" aria-label="Loading members" />}
       {members.data && members.data.data.length === 0 && (
         <Text c="dimmed">No client matches the saved rule. Change the rule and save it.</Text>
       )}
@@ -251,7 +251,7 @@ export function ClientGroupPage() {
         <Title order={1}>Group {groupId}</Title>
         {data && <DeleteGroup group={data} />}
       </Group>
-      {group.isPending && <Loader aria-label="Loading the group" />}
+      {group.isPending && <Loader role="status" aria-label="Loading the group" />}
       {group.error && <ErrorAlert error={group.error} />}
       {data && <Members group={data} />}
       {saved && (

@@ -23,7 +23,7 @@ export function ClientGroupsPage() {
       </Group>
       <Group align="end">
         <TextInput label="Search by id" value={text} onChange={(e) => setText(e.currentTarget.value)} />
-        {groups.isFetching && <Loader size="xs" aria-label="Loading groups" />}
+        {groups.isFetching && <Loader size="xs" role="status" aria-label="Loading groups" />}
       </Group>
       {groups.error && <ErrorAlert error={groups.error} />}
       {groups.data && (

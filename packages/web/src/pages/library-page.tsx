@@ -136,7 +136,7 @@ export function LibraryPage() {
             tag: {search.tag}
           </Badge>
         )}
-        {list.isFetching && <Loader size="xs" aria-label="Loading scripts" />}
+        {list.isFetching && <Loader size="xs" role="status" aria-label="Loading scripts" />}
       </Group>
       {list.error && <ErrorAlert error={list.error} />}
       {list.data && (

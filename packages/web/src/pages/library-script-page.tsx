@@ -244,7 +244,7 @@ export function LibraryScriptPage() {
           </Group>
         )}
       </Group>
-      {script.isPending && <Loader aria-label="Loading the script" />}
+      {script.isPending && <Loader role="status" aria-label="Loading the script" />}
       {script.error && <ErrorAlert error={script.error} />}
       {data && (
         <Text size="sm" c="dimmed">

@@ -144,7 +144,7 @@ function VaultValue({ id }: { id: number }) {
     () => () => queryClient.removeQueries({ queryKey: vaultEntryValueQuery(id).queryKey }),
     [id, queryClient],
   );
-  if (value.isPending) return <Loader size="sm" aria-label="Reading the value" />;
+  if (value.isPending) return <Loader size="sm" role="status" aria-label="Reading the value" />;
   if (value.error) return <ErrorAlert error={value.error} title="The value cannot be read" />;
   return (
     <Stack gap="xs">
@@ -292,7 +292,7 @@ export function VaultEntryPage() {
         )}
       </Group>
       {!Number.isInteger(id) && <ErrorAlert error={new Error(`"${entryId}" is not an entry id`)} />}
-      {info.isPending && Number.isInteger(id) && <Loader aria-label="Loading the entry" />}
+      {info.isPending && Number.isInteger(id) && <Loader role="status" aria-label="Loading the entry" />}
       {info.error && <ErrorAlert error={info.error} />}
       {data && (
         <Card withBorder padding="lg">

@@ -177,7 +177,7 @@ function Entries() {
           value={text}
           onChange={(e) => setText(e.currentTarget.value)}
         />
-        {entries.isFetching && <Loader size="xs" aria-label="Loading entries" />}
+        {entries.isFetching && <Loader size="xs" role="status" aria-label="Loading entries" />}
       </Group>
       {entries.error && <ErrorAlert error={entries.error} />}
       {entries.data && (
@@ -231,7 +231,7 @@ export function VaultPage() {
   return (
     <Stack>
       <Title order={1}>Vault</Title>
-      {status.isPending && <Loader aria-label="Loading the vault's state" />}
+      {status.isPending && <Loader role="status" aria-label="Loading the vault's state" />}
       {status.error && <ErrorAlert error={status.error} />}
       {status.data && <StatusCard status={status.data} />}
       {status.data?.status === 'unlocked' ? (
