@@ -92,6 +92,16 @@ export function isUniqueViolation(err: unknown): boolean {
   );
 }
 
+/** True when the engine chose this transaction as a deadlock victim: it may simply be run again. */
+export function isDeadlock(err: unknown): boolean {
+  const code = codeOf(err);
+  return (
+    code === '40P01' || // PostgreSQL deadlock_detected
+    code === 'ER_LOCK_DEADLOCK' || // MySQL / MariaDB (errno 1213)
+    fieldsOf(err).errno === 1213
+  );
+}
+
 /** One short line describing a driver error: its code and first message line, never empty. */
 export function describeDriverError(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) {

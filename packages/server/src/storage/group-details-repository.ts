@@ -2,7 +2,7 @@ import type { GroupDetails, GroupDetailsRepository } from '../core/permissions/p
 import { parseObject, parsePermissions, permissionsText } from '../core/permissions/permission-map.js';
 import type { Database } from './database.js';
 import { CLIENT_GROUPS_KEY } from './group-policy-repository.js';
-import { isUniqueViolation, withStorageErrors } from './errors.js';
+import { isDeadlock, isUniqueViolation, withStorageErrors } from './errors.js';
 import { userTablesDb, type UserTableNames, type UserTablesDb } from './user-tables.js';
 
 type Row = { name: string; permissions: string; tunnels_restricted: string; commands_restricted: string };
@@ -79,8 +79,9 @@ export class SqlGroupDetailsRepository implements GroupDetailsRepository {
       try {
         await replace();
       } catch (err) {
-        // Two saves of the same new group at once: the loser's insert meets the winner's row; replace it.
-        if (!isUniqueViolation(err)) throw err;
+        // Two saves of the same new group at once: the loser's insert meets the winner's row (or, on
+        // MySQL/MariaDB, the two delete-then-insert transactions deadlock on the gap lock); replace it again.
+        if (!isUniqueViolation(err) && !isDeadlock(err)) throw err;
         await replace();
       }
     });

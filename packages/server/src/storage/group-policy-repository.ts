@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { storedPolicyInvalid } from '../core/access/policy-errors.js';
 import type { GroupPolicyChange, GroupPolicyRepository, StoredGroupPolicy } from '../core/access/ports.js';
 import type { Database } from './database.js';
-import { isUniqueViolation, withStorageErrors } from './errors.js';
+import { isDeadlock, isUniqueViolation, withStorageErrors } from './errors.js';
 import { userTablesDb, type UserTableNames, type UserTablesDb } from './user-tables.js';
 
 /** The key of the `permissions` JSON that holds a group's client scope (the other keys are permission flags). */
@@ -101,7 +101,7 @@ export class SqlGroupPolicyRepository implements GroupPolicyRepository {
       await this.write(group, change);
     } catch (err) {
       // Another writer created the row between our read and insert: it exists now, so update it.
-      if (!isUniqueViolation(err)) throw err;
+      if (!isUniqueViolation(err) && !isDeadlock(err)) throw err;
       await this.write(group, change);
     }
   }

@@ -236,7 +236,9 @@ describe('client groups', () => {
 
     await page.getByRole('button', { name: 'Create group' }).click();
     await heading('Group web-berlin');
-    expect(await page.getByTestId('group-members').getByRole('link').allTextContents()).toEqual(['web two']);
+    await expect
+      .poll(() => page.getByTestId('group-members').getByRole('link').allTextContents())
+      .toEqual(['web two']);
     const stored = await h.api.get('/client-groups/web-berlin', { auth: h.adminAuth });
     expect(stored.json.data.params).toMatchObject({ tag: { and: ['w*'] }, labels: ['city: berl*'] });
 
