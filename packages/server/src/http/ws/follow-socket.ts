@@ -1,14 +1,19 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { AppError, type ErrorBody, type Job, type JobOutputChunkMessage } from '@svc/protocol';
+import { AppError, type ErrorBody, type Job } from '@svc/protocol';
 import type { OutputStream } from '../../core/jobs/job-watch.js';
 import type { ChildRef } from '../../core/jobs/multi-job-runner.js';
 import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
 import type { FollowObserver, RunFollow } from '../../core/jobs/run-follow.js';
 import { toAppError } from '../errors.js';
-import { MAX_BUFFERED_BYTES, PEER_CLOSE_WAIT_MS, type SocketEnding } from './job-socket.js';
-
-const CLOSE = { done: 1000, policy: 1008, tooSlow: 1013 } as const;
+import {
+  CLOSE,
+  finalMessage,
+  MAX_BUFFERED_BYTES,
+  outputChunkMessage,
+  PEER_CLOSE_WAIT_MS,
+  type SocketEnding,
+} from './job-socket.js';
 
 interface Log {
   warn(obj: object, msg: string): void;
@@ -49,22 +54,12 @@ export class FollowSocketSession implements FollowObserver {
       this.close(CLOSE.tooSlow, 'reader too slow');
       return;
     }
-    const message: JobOutputChunkMessage = {
-      jid: child.jid,
-      client_id: child.client_id,
-      client_name: child.client_name,
-      result: {
-        stdout: stream === 'stdout' ? text : '',
-        stderr: stream === 'stderr' ? text : '',
-        summary: '',
-      },
-    };
-    this.ws.send(JSON.stringify(message));
+    this.ws.send(outputChunkMessage(child, stream, text));
   }
 
   final(job: Job): void {
     if (this.closed) return;
-    this.ws.send(JSON.stringify({ ...job, result: { ...job.result, summary: '' } }));
+    this.ws.send(finalMessage(job));
   }
 
   done(): void {

@@ -26,7 +26,26 @@ export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** Closed after this long past the job's timeout even when some client never answered. */
 const FINAL_GRACE_MS = 60_000;
 
-const CLOSE = { done: 1000, policy: 1008, tooSlow: 1013 } as const;
+export const CLOSE = { done: 1000, policy: 1008, tooSlow: 1013 } as const;
+
+/** A chunk of a child's live output, as /ws/commands sends it (and the follow socket). */
+export function outputChunkMessage(child: ChildRef, stream: OutputStream, text: string): string {
+  const message: JobOutputChunkMessage = {
+    jid: child.jid,
+    client_id: child.client_id,
+    client_name: child.client_name,
+    result: {
+      stdout: stream === 'stdout' ? text : '',
+      stderr: stream === 'stderr' ? text : '',
+      summary: '',
+    },
+  };
+  return JSON.stringify(message);
+}
+
+/** A child's final record: its whole output was sent as chunks or is in it, the summary is left out. */
+export const finalMessage = (job: Job): string =>
+  JSON.stringify({ ...job, result: { ...job.result, summary: '' } });
 /** How long svcd waits, once it has said it is done, for the client's close before cutting the connection. */
 export const PEER_CLOSE_WAIT_MS = 5_000;
 
@@ -89,23 +108,13 @@ export class JobSocketSession implements MultiJobObserver {
       this.close(CLOSE.tooSlow, 'reader too slow');
       return;
     }
-    const message: JobOutputChunkMessage = {
-      jid: child.jid,
-      client_id: child.client_id,
-      client_name: child.client_name,
-      result: {
-        stdout: stream === 'stdout' ? text : '',
-        stderr: stream === 'stderr' ? text : '',
-        summary: '',
-      },
-    };
-    this.ws.send(JSON.stringify(message));
+    this.ws.send(outputChunkMessage(child, stream, text));
   }
 
   final(child: Job): void {
     if (this.closed) return;
     this.finals += 1;
-    this.ws.send(JSON.stringify({ ...child, result: { ...child.result, summary: '' } }));
+    this.ws.send(finalMessage(child));
     this.closeWhenDone();
   }
 
