@@ -3,7 +3,7 @@
  * svc agents and a WebSocket on /api/v1/ws/commands/{jid}. The socket sends what /ws/commands sends (output chunks,
  * one final record per client) for a run already running when it opens, and closes when the run has ended.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -109,7 +109,9 @@ test('a run already running is followed live: output chunks and a final record p
   // Every child is announced as running (one empty chunk) before it has finished.
   await socket.when((m) => AGENTS.every((id) => chunksOf(m, id).length > 0));
   expect(finals(socket.messages)).toHaveLength(0);
-  await writeFile(go, 'now\n');
+  // Written aside and renamed: a job must never see the file before its content (it would print `after-`).
+  await writeFile(`${go}.tmp`, 'now\n');
+  await rename(`${go}.tmp`, go);
 
   await socket.when((m) => finals(m).length === AGENTS.length);
   expect(await socket.closed).toBe(1000);

@@ -305,8 +305,9 @@ export class MultiJobRunner {
     }
   }
 
+  /** Its TTL counts from the child's own created_at, which can be a millisecond past the clock (ordering). */
   private asQueued(child: Job): Job {
-    return queuedJob(child, this.plan.run, this.plan.queueTtlSec ?? 0, this.deps.clock.now());
+    return queuedJob(child, this.plan.run, this.plan.queueTtlSec ?? 0, new Date(child.created_at));
   }
 
   private async insertQueued(children: Job[]): Promise<void> {
