@@ -32,6 +32,7 @@ import { envNumber } from './support/child-processes.js';
 import { loadSettings } from './support/load-settings.js';
 import { startLoadSetup, waitListed } from './support/load-setup.js';
 import { sequentialLatencies, summarize } from './support/latency.js';
+import { cpuWhile } from './support/proc-stats.js';
 import {
   checksTable,
   loadAverage,
@@ -175,7 +176,8 @@ async function curveMain(): Promise<boolean> {
       '',
       curve.report,
       '',
-      `graceful stop (SIGTERM to exit) with every agent connected: ${curve.stopSeconds.toFixed(1)} s`,
+      `graceful stop (SIGTERM to exit) with every agent connected: ${curve.stopSeconds.toFixed(1)} s ` +
+        `(svcd's own CPU meanwhile: ${curve.stopCpuSeconds?.toFixed(1) ?? '?'} s)`,
       '',
       checksTable(curve.checks),
       '',
@@ -230,9 +232,11 @@ async function main(): Promise<boolean> {
   const held = fleet.stats();
   fleet.check();
   progress(`SIGTERM to svcd with ${CLIENTS} clients connected`);
-  const stopStart = performance.now();
-  await svcd.stop(STOP_GRACE_MS);
-  const stopSeconds = (performance.now() - stopStart) / 1000;
+  const stop = await cpuWhile(svcd.pid, () => svcd.stop(STOP_GRACE_MS));
+  const stopSeconds = stop.wallMs / 1000;
+  progress(
+    `svcd stopped in ${stopSeconds.toFixed(1)} s, ${((stop.cpuMs ?? NaN) / 1000).toFixed(1)} s of its own CPU`,
+  );
   await fleet.stop();
   const slopes = SLOPE_TO > 0 ? await measureSlopes() : [];
   const real = slopes.find((r) => r.kind === 'real');

@@ -15,7 +15,7 @@
  * Targets: concurrent ≤ 1.0 ×, sequential ≤ 1.2 ×, first ≤ 2 ×, agent CPU ≤ 2 × (against 80 ms).
  *
  * Environment: BENCH_FLEET_AGENTS (50), BENCH_FLEET_RUNS (20), BENCH_FLEET_SETTLE_MS (20000; 0 = none),
- * BENCH_STRICT=1 to exit 1 when a target fails.
+ * BENCH_STRICT=1 to exit 1 when a target fails, BENCH_SVCD_NODE_ARGS (node's options for svcd, e.g. --cpu-prof).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,6 +41,8 @@ import { CLIENT_AUTH, API_USER, SvcdProcess } from './support/svcd-process.js';
 const AGENTS = Math.round(envNumber('BENCH_FLEET_AGENTS', 50, 500));
 const RUNS = Math.round(envNumber('BENCH_FLEET_RUNS', 20, 1_000));
 const STRICT = process.env['BENCH_STRICT'] === '1';
+/** node's options for svcd, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`. */
+const SVCD_NODE_ARGS = (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 /**
  * After the first command, before the runs: each agent's first memory reclaim (3 s after its first job, two full
  * collections 3 s apart, then V8's own memory reducer ~8 s later) is a one-time cost, reported on its own instead
@@ -53,11 +55,16 @@ const RUN_TIMEOUT_MS = 60_000;
 /** OpenRPort's figures (ms), 50 agents, from the issue. */
 const RPORT = { concurrent: 199, sequential: 273, first: 356, agentCpuPerRun: 80 } as const;
 
-interface MultiJobView {
-  jobs?: Array<{ status: string }>;
+/** `GET /commands/{jid}?fields[commands]=status`: the run's state and its children counted by state. */
+interface MultiJobCounts {
+  meta?: { jobs?: Record<string, number> };
 }
 
-/** POST /commands on every agent; resolves with ms until every child job has left `running`. */
+/**
+ * POST /commands on every agent; resolves with ms until every child job has left `running`. It polls only the
+ * per-state counts (`fields[commands]=status`): reading and serialising 50 full children every 5 ms made svcd spend
+ * a third of its CPU on the bench's own polling (2026-11-28 profile), which a run on two shared cores then waited for.
+ */
 async function runOnAll(api: ApiClient, clientIds: string[], concurrent: boolean): Promise<number> {
   const started = performance.now();
   const post = await api.post('/commands', {
@@ -70,12 +77,14 @@ async function runOnAll(api: ApiClient, clientIds: string[], concurrent: boolean
   if (post.status !== 200) throw new Error(`POST /commands: HTTP ${post.status} ${post.body.slice(0, 300)}`);
   const jid = (JSON.parse(post.body) as { data: { jid: string } }).data.jid;
   while (performance.now() - started < RUN_TIMEOUT_MS) {
-    const { data } = await api.getJson<MultiJobView>(`/commands/${jid}`);
-    const jobs = data.jobs ?? [];
-    if (jobs.length === clientIds.length && jobs.every((j) => j.status !== 'running')) {
-      const failed = jobs.filter((j) => j.status !== 'successful').length;
-      if (failed > 0) throw new Error(`run ${jid}: ${failed} of ${jobs.length} jobs did not succeed`);
-      return performance.now() - started;
+    const answer = (await api.getJson(`/commands/${jid}?fields[commands]=status`)) as MultiJobCounts;
+    const counts = answer.meta?.jobs ?? {};
+    const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    if (total === clientIds.length && (counts['running'] ?? 0) === 0 && (counts['queued'] ?? 0) === 0) {
+      const ms = performance.now() - started;
+      const failed = total - (counts['successful'] ?? 0);
+      if (failed > 0) throw new Error(`run ${jid}: ${failed} of ${total} jobs did not succeed`);
+      return ms;
     }
     await sleep(POLL_MS);
   }
@@ -98,7 +107,7 @@ const agentsCpuMs = (fleet: RealAgentFleet): number =>
 async function main(): Promise<boolean> {
   const workDir = await mkdtemp(join(tmpdir(), 'svc-bench-fleet-'));
   onCleanUp(() => rm(workDir, { recursive: true, force: true }));
-  const svcd = new SvcdProcess({ workDir, maxHandshakes: 0, nodeArgs: [] });
+  const svcd = new SvcdProcess({ workDir, maxHandshakes: 0, nodeArgs: SVCD_NODE_ARGS });
   await svcd.start();
   const api = new ApiClient(svcd.apiBase, 4);
   onCleanUp(() => api.close());

@@ -11,6 +11,7 @@ import { ApiClient, type StatusData } from './api-client.js';
 import { onCleanUp } from './bench-runner.js';
 import { sequentialLatencies, summarize, type LatencySummary } from './latency.js';
 import type { LoadSetup } from './load-setup.js';
+import { cpuWhile } from './proc-stats.js';
 import { progress, table, type Check } from './report.js';
 import { CLIENT_AUTH } from './svcd-process.js';
 import { AGENT_UPGRADE_REQUEST } from '../../test-support/raw-http.js';
@@ -51,6 +52,8 @@ export interface CurveResult {
   /** The answer to one more agent's upgrade at the maximum. */
   nextAgent: { status: number; retryAfter: string | undefined };
   stopSeconds: number;
+  /** svcd's own CPU time during the stop (the rest of the wall time it waited for a core or for I/O). */
+  stopCpuSeconds: number | undefined;
   checks: Check[];
   report: string;
 }
@@ -233,9 +236,12 @@ export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> 
   progress(`one more agent: HTTP ${nextAgent.status}, Retry-After ${nextAgent.retryAfter ?? '-'}`);
 
   progress(`SIGTERM to svcd with ${total} agents connected`);
-  const stopStart = performance.now();
-  await setup.svcd.stop(options.stopGraceMs);
-  const stopSeconds = (performance.now() - stopStart) / 1000;
+  const stop = await cpuWhile(setup.svcd.pid, () => setup.svcd.stop(options.stopGraceMs));
+  const stopSeconds = stop.wallMs / 1000;
+  const stopCpuSeconds = stop.cpuMs === undefined ? undefined : stop.cpuMs / 1000;
+  progress(
+    `svcd stopped in ${stopSeconds.toFixed(1)} s, ${stopCpuSeconds?.toFixed(1) ?? '?'} s of its own CPU`,
+  );
 
   const first = stages[0]!;
   const last = stages[stages.length - 1]!;
@@ -307,5 +313,5 @@ export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> 
       `${s.descriptorsUsed} / ${limit}`,
     ]),
   );
-  return { stages, limit, highWater, nextAgent, stopSeconds, checks, report };
+  return { stages, limit, highWater, nextAgent, stopSeconds, stopCpuSeconds, checks, report };
 }

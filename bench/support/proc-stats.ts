@@ -86,3 +86,28 @@ export function processMinorFaults(pid: number | undefined): number | undefined 
   // minflt is field 10 of the line, index 7 here (see timesOf).
   return fields && Number(fields[7]);
 }
+
+/**
+ * Runs `work` (e.g. a process's graceful stop) and reads the process's CPU time every `everyMs` meanwhile: resolves
+ * with the CPU it used from the start until the last reading before it exited (ms), against the wall time. On two
+ * shared cores the two differ by what the other processes (simulated agents reconnecting) took.
+ */
+export async function cpuWhile(
+  pid: number | undefined,
+  work: () => Promise<unknown>,
+  everyMs = 50,
+): Promise<{ wallMs: number; cpuMs: number | undefined }> {
+  const first = processCpuMs(pid);
+  let last = first;
+  const timer = setInterval(() => {
+    last = processCpuMs(pid) ?? last;
+  }, everyMs);
+  const start = performance.now();
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  const wallMs = performance.now() - start;
+  return { wallMs, cpuMs: first === undefined || last === undefined ? undefined : last - first };
+}

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { monotonicMs } from './monotonic.js';
 
 /**
  * V8's `gc()`: without options it collects the whole heap; `{ type: 'minor' }` only the young generation (a
@@ -19,8 +20,8 @@ export function collectGarbage(type: 'minor' | 'major'): number {
     setFlagsFromString('--expose-gc');
     collect = runInNewContext('gc') as Collect;
   }
-  const start = performance.now();
+  const start = monotonicMs();
   if (type === 'minor') collect({ type });
   else collect();
-  return performance.now() - start;
+  return monotonicMs() - start;
 }

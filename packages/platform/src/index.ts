@@ -42,6 +42,7 @@ export {
   readDescriptorLimit,
 } from './descriptors.js';
 export * from './fs.js';
+export { monotonicMs } from './monotonic.js';
 export { WebSocketStream, WebSocketProtocolError, type WebSocketStreamOptions } from './ws-socket-stream.js';
 export { connectWebSocket, WebSocketHandshakeError, type WebSocketConnectOptions } from './ws-client.js';
 export { acceptUpgrade, upgradeHeaderProblem } from './ws-server-handshake.js';

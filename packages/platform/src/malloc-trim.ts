@@ -1,4 +1,5 @@
 import type * as MallocTrimAddon from '@svc/malloc-trim';
+import { monotonicMs } from './monotonic.js';
 
 /** What @svc/malloc-trim exports when it is built. */
 interface CHeapNative {
@@ -54,7 +55,7 @@ export async function keepCHeapThresholds(): Promise<boolean> {
 export async function trimCHeap(): Promise<number | undefined> {
   const native = await loadNative();
   if (!native) return undefined;
-  const start = performance.now();
+  const start = monotonicMs();
   native.trim();
-  return performance.now() - start;
+  return monotonicMs() - start;
 }

@@ -1,4 +1,5 @@
 import { collectGarbage } from './gc.js';
+import { monotonicMs } from './monotonic.js';
 
 /**
  * Bytes relayed between two young-generation collections (see RelayGarbage). After 512 MiB through a tunnel, the
@@ -47,14 +48,14 @@ export class RelayGarbage {
   add(bytes: number): void {
     this.relayed += bytes;
     if (this.relayed < this.everyBytes || this.scheduled) return;
-    if (performance.now() - this.lastAt < this.minIntervalMs) return;
+    if (monotonicMs() - this.lastAt < this.minIntervalMs) return;
     this.scheduled = true;
     // After the callbacks of this turn, so that the chunk in hand and its copies are garbage by then.
     setImmediate(() => {
       this.scheduled = false;
       this.relayed = 0;
       collectGarbage('minor');
-      this.lastAt = performance.now();
+      this.lastAt = monotonicMs();
       this.collected();
     });
   }

@@ -757,7 +757,16 @@ async function closeAll(opened: Opened) {
   opened.stopDeadlineSweep?.();
   opened.databaseWatch?.stop();
   opened.memoryReclaim?.stop();
-  await opened.clients?.close();
+  // The Errors that closing every link makes (ssh2's "No response from server" and the control channel's
+  // "closed", one or more per agent) need no stack, and capturing one costs ~60 µs: ~1 s of a stop with 19,000
+  // agents (2026-11-28 profile). Errors made meanwhile carry their message and code only.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    await opened.clients?.close();
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
   await opened.tunnels?.closeAll();
   await opened.cluster?.close();
   await opened.vault?.close();

@@ -2,6 +2,7 @@ import {
   MemoryReclaim,
   RelayGarbage,
   keepCHeapThresholds,
+  monotonicMs,
   reclaimLogFields,
   type LineLogger as Logger,
 } from '@svc/platform';
@@ -42,7 +43,7 @@ export class AgentMemory {
   private loadPrepared = false;
   /** What the last reclaim left; undefined before the first, which the first burst always gets. */
   private rssAfterReclaim: number | undefined;
-  /** performance.now() when the pending reclaim was asked for; undefined when none is pending. */
+  /** monotonicMs() when the pending reclaim was asked for; undefined when none is pending. */
   private reclaimPendingSince: number | undefined;
 
   constructor(
@@ -94,14 +95,14 @@ export class AgentMemory {
       if (source === 'traffic') this.reclaim.afterLoad();
       // A job once the first collection has run lets the reclaim finish: starting it over would pay for that
       // collection again, and commands a few seconds apart paid for one each (~15 ms of CPU, 2026-11-28).
-      else if (!this.reclaim.collecting && performance.now() - this.reclaimPendingSince < MAX_JOB_DEFERRAL_MS)
+      else if (!this.reclaim.collecting && monotonicMs() - this.reclaimPendingSince < MAX_JOB_DEFERRAL_MS)
         this.reclaim.afterLoad();
       return;
     }
     const rss = this.readRss();
     const growth = this.rssAfterReclaim === undefined ? Infinity : rss - this.rssAfterReclaim;
     if (growth >= RECLAIM_MIN_GROWTH_BYTES) {
-      this.reclaimPendingSince = performance.now();
+      this.reclaimPendingSince = monotonicMs();
       this.reclaim.afterLoad();
       return;
     }

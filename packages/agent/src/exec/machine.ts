@@ -1,4 +1,5 @@
 import { realpath } from 'node:fs/promises';
+import { monotonicMs } from '@svc/platform';
 import { findOnPath, isExecutableFile } from './find-executable.js';
 import type { InterpreterHost } from './interpreter.js';
 
@@ -11,9 +12,6 @@ export function pathLookup(
   const extensions = platform === 'win32' ? ['', ...(pathExt ?? '.COM;.EXE;.BAT;.CMD').split(';')] : [''];
   return (name) => findOnPath(name, pathValue, extensions);
 }
-
-/** A monotonic clock in ms (performance.now() would load node's perf_hooks in the first job's path). */
-const monotonicMs = () => Number(process.hrtime.bigint() / 1_000_000n);
 
 /** How long a program found on PATH stays the answer (while it is an executable file) before PATH is searched again. */
 export const PATH_LOOKUP_TTL_MS = 60_000;

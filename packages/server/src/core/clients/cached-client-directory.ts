@@ -33,6 +33,8 @@ export class CachedClientDirectory implements ClientDirectory {
   protected readonly owners = new Map<string, ClientOwner>();
   protected readonly writes = new KeyedQueue();
   protected sortedIds: string[] | undefined;
+  /** sortedById's answer, valid while `changes` is the same (each /clients page would walk every record). */
+  private sortedRecords: { changes: number; records: readonly ClientRecord[] } | undefined;
   protected changes = 0;
   protected connected = 0;
   private lastEpoch = 0;
@@ -82,12 +84,14 @@ export class CachedClientDirectory implements ClientDirectory {
     return this.sortedIds;
   }
 
-  sortedById(): ClientRecord[] {
+  sortedById(): readonly ClientRecord[] {
+    if (this.sortedRecords?.changes === this.changes) return this.sortedRecords.records;
     const out: ClientRecord[] = [];
     for (const id of this.idsInOrder()) {
       const record = this.records.get(id);
       if (record) out.push(record);
     }
+    this.sortedRecords = { changes: this.changes, records: out };
     return out;
   }
 

@@ -42,8 +42,8 @@ export interface ClientDirectory {
    * is returned until a client is added or deleted, so its identity tells whether the order is still valid.
    */
   idsInOrder(): readonly string[];
-  /** Every record, ordered by id as `idsInOrder`. */
-  sortedById(): ClientRecord[];
+  /** Every record, ordered by id as `idsInOrder`; the same array until a record changes, so never modify it. */
+  sortedById(): readonly ClientRecord[];
   /** Connected (on any node) and disconnected clients. */
   counts(): ClientCounts;
   /** Connected clients (on any node) that logged in with this client credential. */

@@ -34,7 +34,7 @@ export class ClientsService {
   ): Promise<{ data: Partial<ListedClient>[]; count: number }> {
     const byId = scope.limited ? () => this.inScope(scope) : () => this.directory.sortedById();
     const [first] = query.sort;
-    let ordered: ClientRecord[] | undefined;
+    let ordered: readonly ClientRecord[] | undefined;
     if (query.sort.length === 1 && first?.field === 'id') {
       ordered = first.direction === 'asc' ? byId() : [...byId()].reverse();
     } else {
