@@ -41,7 +41,7 @@ export async function runServer(config: SvcdConfig): Promise<RunningServer> {
       logger.info({ signal }, 'shutting down');
       // In a cluster the agents first move to the other nodes (rolling upgrade); a single node just stops.
       await started.server?.drain();
-      await started.server?.close();
+      await started.server?.close({ processExits: true });
       logger.info('stopped');
     },
     config.cluster.enabled ? { timeoutMs: config.cluster.drain_timeout + SHUTDOWN_TIMEOUT_MS } : {},

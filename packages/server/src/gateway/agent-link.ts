@@ -94,6 +94,12 @@ export interface AgentLink {
   stopAccepting(): void;
   /** Stops accepting, closes every agent connection (clients marked disconnected and saved), then the listener. */
   close(): Promise<void>;
+  /**
+   * For a process about to exit: stops accepting and stores every client disconnected, but leaves the links open.
+   * Resolves with the function that says goodbye to every agent (an SSH disconnect each, no waiting); the sockets
+   * then end with the process, closed by the kernel after the goodbyes it was given.
+   */
+  release(): Promise<() => void>;
 }
 
 export const handshakeConcurrency = (configured: number, cpus = availableParallelism()): number =>
@@ -154,6 +160,13 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
       tunnels: tunnelTraffic.totals(),
     }),
     stopAccepting: () => listener.stopAccepting(),
+    async release() {
+      listener.stopAccepting();
+      const { connections: held } = await connections.releaseAll();
+      return () => {
+        for (const connection of held) connection.close('svcd is shutting down');
+      };
+    },
     close: () =>
       (closing ??= (async () => {
         listener.stopAccepting();

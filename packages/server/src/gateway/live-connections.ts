@@ -147,6 +147,19 @@ export class LiveConnections {
    * Resolves with the ids it held.
    */
   async moveAll(reason: string): Promise<string[]> {
+    const { ids, connections } = await this.releaseAll();
+    for (const connection of connections) {
+      connection.askToReconnect?.(reason);
+      connection.close(reason);
+    }
+    return ids;
+  }
+
+  /**
+   * Lets go of every connection and stores the clients disconnected (one batch write) without closing a link:
+   * the caller closes them (drain), or the process exits and the kernel closes the sockets (stop).
+   */
+  async releaseAll(): Promise<{ ids: string[]; connections: LiveConnection[] }> {
     const at = this.clock.now();
     const held = [...this.live];
     for (const [id, { epoch }] of held) {
@@ -155,11 +168,7 @@ export class LiveConnections {
     }
     const ids = held.map(([id]) => id);
     await this.directory.storeDisconnected(ids, at);
-    for (const [, { connection }] of held) {
-      connection.askToReconnect?.(reason);
-      connection.close(reason);
-    }
-    return ids;
+    return { ids, connections: held.map(([, { connection }]) => connection) };
   }
 
   private drop(

@@ -1,3 +1,6 @@
+import Sqlite from 'better-sqlite3';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { connectClient } from '../../../../test-support/agent-client.js';
@@ -31,6 +34,36 @@ describe('shutdown', () => {
       expect(refused).toBe('ECONNREFUSED');
     } finally {
       await t.stop();
+    }
+  });
+
+  test('a stop before the process exits stores every client disconnected, then says goodbye without tearing down', async () => {
+    const t = await startGatewayServer();
+    const dataDir = t.config.server.data_dir;
+    try {
+      const first = await connectClient(t.agent(), { client_id: 'first' });
+      const second = await connectClient(t.agent(), { client_id: 'second' });
+      await t.server.close({ processExits: true });
+      // Both rows say disconnected before any goodbye: the database is already closed when the goodbyes go.
+      const db = new Sqlite(join(dataDir, 'svcd.db'), { readonly: true });
+      const rows = db.prepare('SELECT id, connection_state FROM clients ORDER BY id').all() as {
+        id: string;
+        connection_state: string;
+      }[];
+      db.close();
+      expect(rows).toEqual([
+        { id: 'first', connection_state: 'disconnected' },
+        { id: 'second', connection_state: 'disconnected' },
+      ]);
+      // Each agent got the goodbye (SSH disconnect, then the end of its stream) and its link ended.
+      await first.closed;
+      await second.closed;
+      expect(logsWith(t, 'closing agent connection').map((l) => l.reason)).toEqual([
+        'svcd is shutting down',
+        'svcd is shutting down',
+      ]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
