@@ -457,6 +457,21 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       await db.schema.alterTable('multi_jobs').addColumn('stop_reason', 'text').execute();
     },
   },
+  {
+    // PostgreSQL answers a count over an expression index (lower(column), timestamp) from the index alone only when
+    // the plain column is in the index too: without it, `/auditlog?filter[action]=…` counted 143,000 matches of
+    // 1,000,000 records through the table (152 ms; 41 ms from the index, loaded machine, 2026-11-28).
+    name: '028_audit_index_include',
+    async up(db, engine) {
+      if (engine !== 'postgres') return;
+      for (const column of ['username', 'action', 'client_id'] as const) {
+        await sql`drop index if exists ${sql.ref(`audit_log_${column}_idx`)}`.execute(db);
+        await sql`create index ${sql.ref(`audit_log_${column}_idx`)} on audit_log (lower(${sql.ref(column)}), timestamp) include (${sql.ref(column)})`.execute(
+          db,
+        );
+      }
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';
