@@ -292,6 +292,8 @@ export async function startServer(
       },
       clock: systemClock,
       logger,
+      database,
+      nodeId: seamDeps.nodeId,
     });
     opened.alerts = alerts;
     const reclaimAfterRun = reclaimAfterLargeRuns(memoryReclaim);
@@ -751,7 +753,7 @@ async function closeAll(opened: Opened) {
   await opened.metrics?.close();
   if (opened.api) await closeApi(opened.api);
   await opened.scheduler?.stop();
-  opened.alerts?.close();
+  await opened.alerts?.close();
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
   opened.stopDeadlineSweep?.();
