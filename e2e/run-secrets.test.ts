@@ -190,7 +190,7 @@ test('the live /ws/scripts stream carries the redacted output only', async () =>
   expect(final?.result?.stdout).toBe('live [redacted:db-prod]\nlater [redacted:db-prod]\n');
 });
 
-test('a multi-client run resolves the shared entry and redacts its children', async () => {
+test('a multi-client run resolves the shared entry and redacts its children, and so does its rerun', async () => {
   const res = await api.post(
     '/commands',
     { command: 'echo "multi $DB_PASS"', client_ids: [CLIENT], env: { DB_PASS: { vault: 'db-prod' } } },
@@ -202,6 +202,20 @@ test('a multi-client run resolves the shared entry and redacts its children', as
     return view.json.data.status === 'running' ? undefined : (view.json.data as { jobs: JobView[] });
   });
   expect(run.jobs.map((j) => j.result.stdout)).toEqual(['multi [redacted:db-prod]\n']);
+
+  // A rerun starts with the reference (never the value) and resolves it again at its own dispatch.
+  const again = await api.post(`/commands/${res.json.data.jid as string}/rerun?only=all`, undefined, {
+    auth: ADMIN,
+  });
+  expect(again.status, again.text).toBe(200);
+  const rerun = await until('the rerun to end', async () => {
+    const view = await api.get(`/commands/${again.json.data.jid as string}`, { auth: ADMIN });
+    return view.json.data.status === 'running'
+      ? undefined
+      : (view.json.data as { jobs: JobView[]; env: unknown });
+  });
+  expect(rerun.env).toEqual({ DB_PASS: { vault: 'db-prod' } });
+  expect(rerun.jobs.map((j) => j.result.stdout)).toEqual(['multi [redacted:db-prod]\n']);
 });
 
 test('a locked vault, a missing entry and a required_group the caller lacks refuse the run before it runs', async () => {

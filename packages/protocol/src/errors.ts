@@ -80,6 +80,8 @@ export const ERROR_CODES = {
   clientGroupNotFound: 'ERR_CLIENT_GROUP_NOT_FOUND',
   noTargets: 'ERR_NO_TARGETS',
   nothingToRerun: 'ERR_NOTHING_TO_RERUN',
+  /** A rerun of a run whose env had plain values, which svcd does not keep. */
+  rerunEnvNotKept: 'ERR_RERUN_ENV_NOT_KEPT',
   /** Cancel of a job or run that has ended (issue 27). */
   jobEnded: 'ERR_JOB_ENDED',
   /** A running job whose agent cannot be asked to stop it (not connected, or too old). */

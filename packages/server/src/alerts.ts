@@ -13,6 +13,8 @@ import type { ClientEvents } from './core/clients/client-events.js';
 import type { StoredFiring } from './core/schedules/ports.js';
 import { fetchWebhookPoster } from './infra/alerts/webhook-poster.js';
 import { smtpMailSender } from './infra/alerts/smtp-mail-sender.js';
+import { SqlAlertDeliveryRepository } from './storage/alert-delivery-repository.js';
+import type { Database } from './storage/database.js';
 
 /** How long one alert e-mail may take. */
 const MAIL_TIMEOUT_MS = 10_000;
@@ -25,7 +27,8 @@ export interface AlertParts {
   runDispatched(jid: string): void;
   /** Give to the scheduler's onFiring. */
   firing(firing: StoredFiring): void;
-  close(): void;
+  /** Stops the rules and the deliveries, and writes the delivery log's waiting attempts. */
+  close(): Promise<void>;
 }
 
 const toRule = (rule: SvcdConfig['alerts']['rules'][number]): AlertRule => ({
@@ -48,6 +51,10 @@ export function buildAlerts(
     runOutcome: (jid: string) => Promise<RunOutcome | undefined>;
     clock: Clock;
     logger: Logger;
+    /** Holds the delivery log, shared by the nodes of a cluster. */
+    database: Database;
+    /** This svcd in the delivery log: the cluster node id, or the host name. */
+    nodeId: string;
   },
 ): AlertParts {
   const { alerts, smtp } = config;
@@ -64,7 +71,15 @@ export function buildAlerts(
           ...(smtp.auth_username ? { username: smtp.auth_username, password: smtp.auth_password ?? '' } : {}),
         })
       : undefined;
-  const log = new DeliveryLog(alerts.log_size);
+  const log = new DeliveryLog({
+    repository: new SqlAlertDeliveryRepository(deps.database),
+    node: deps.nodeId,
+    size: alerts.log_size,
+    timers: realTimers,
+    logger: deps.logger,
+  });
+  // A smaller log_size since the last start takes effect at once (in the background).
+  void log.purge();
   const dispatcher = new AlertDispatcher({
     webhook: fetchWebhookPoster(alerts.webhook_timeout),
     ...(mail ? { mail } : {}),
@@ -121,10 +136,11 @@ export function buildAlerts(
           reason: firing.reason,
         });
     },
-    close: () => {
+    close: async () => {
       for (const stop of unsubscribe) stop();
       runs.close();
       service.close();
+      await log.close();
     },
   };
 }

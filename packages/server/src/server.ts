@@ -296,6 +296,8 @@ export async function startServer(
       },
       clock: systemClock,
       logger,
+      database,
+      nodeId: seamDeps.nodeId,
     });
     opened.alerts = alerts;
     const reclaimAfterRun = reclaimAfterLargeRuns(memoryReclaim);
@@ -755,7 +757,7 @@ async function closeAll(opened: Opened, options: { processExits?: boolean } = {}
   await opened.metrics?.close();
   if (opened.api) await closeApi(opened.api);
   await opened.scheduler?.stop();
-  opened.alerts?.close();
+  await opened.alerts?.close();
   // Before the agents go: runs record the clients they will not start while the database is still open.
   await opened.multiJobs?.close();
   opened.stopDeadlineSweep?.();

@@ -2,7 +2,10 @@ import { z } from 'zod';
 
 /** One delivery attempt of an alert (GET /alerts/deliveries). Never carries a webhook secret. */
 export const alertDeliverySchema = z.object({
-  id: z.number().int().describe('Increases with each attempt recorded since svcd started.'),
+  id: z
+    .number()
+    .int()
+    .describe('Increases with each attempt stored (one sequence for every node sharing the database).'),
   alert_id: z.string().describe('The alert; every attempt and channel of one alert share it.'),
   rule: z.string().describe('Name of the [[alerts.rules]] rule that raised it.'),
   event: z.enum(['client_offline', 'run_failed', 'schedule_failed']),
@@ -21,6 +24,7 @@ export const alertDeliverySchema = z.object({
     .nullable()
     .describe("The webhook receiver's HTTP status; null without an answer or for e-mail."),
   error: z.string().describe('Why the attempt failed; empty when delivered.'),
+  node: z.string().describe('The svcd that made the attempt: its [cluster] node_id, or its host name.'),
 });
 export type AlertDelivery = z.infer<typeof alertDeliverySchema>;
 

@@ -12,6 +12,7 @@ import {
   scriptTextSchema,
 } from './jobs.js';
 import { checkRollout, rolloutOptions, rolloutProgressSchema } from './rollout.js';
+import { vaultReferenceSchema } from './run-env.js';
 
 const operatorSchema = z
   .string()
@@ -152,6 +153,20 @@ export const multiJobSummarySchema = z.object({
   /** Seconds. */
   batch_delay: z.number().int().optional(),
   max_failures: z.union([z.number().int(), z.string()]).optional(),
+  env: z
+    .record(z.string(), vaultReferenceSchema)
+    .optional()
+    .describe(
+      "The vault references of the run's env (variable name → vault key), present when it had some; a rerun " +
+        'resolves them again for the user who asks for it. Values are never stored.',
+    ),
+  env_plain: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Names of the run's env variables given as plain values, present when it had some: svcd does not keep " +
+        'their values, so the run cannot be rerun (409 ERR_RERUN_ENV_NOT_KEPT).',
+    ),
 });
 export type MultiJobSummary = z.infer<typeof multiJobSummarySchema>;
 

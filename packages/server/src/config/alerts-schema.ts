@@ -104,7 +104,9 @@ export const alertsSection = z
       .min(10)
       .max(100_000)
       .default(1000)
-      .describe('Delivery attempts GET /alerts/deliveries keeps (in memory, the newest).'),
+      .describe(
+        'Delivery attempts kept in the database for GET /alerts/deliveries (the newest; older ones are deleted in the background).',
+      ),
   })
   .describe(
     'Alerts: webhook and e-mail messages when a client stays offline, a run fails or a schedule fails.',

@@ -36,12 +36,23 @@ type SummaryRow = Omit<
   | 'stop_reason'
 >;
 
-/** The options a run keeps besides its columns (migration 024); each only when the request gave it. */
+/**
+ * The options a run keeps besides its columns (migration 024); each only when the request gave it. Of `env` only
+ * the vault references and the names of plain values (never a value).
+ */
 type RunOptions = Pick<
   MultiJobSummary,
-  'queue_ttl' | 'timeout_kill' | 'batch_size' | 'batch_delay' | 'max_failures'
+  'queue_ttl' | 'timeout_kill' | 'batch_size' | 'batch_delay' | 'max_failures' | 'env' | 'env_plain'
 >;
-const RUN_OPTIONS = ['queue_ttl', 'timeout_kill', 'batch_size', 'batch_delay', 'max_failures'] as const;
+const RUN_OPTIONS = [
+  'queue_ttl',
+  'timeout_kill',
+  'batch_size',
+  'batch_delay',
+  'max_failures',
+  'env',
+  'env_plain',
+] as const;
 
 function runOptionsJson(job: MultiJobSummary): string | null {
   const options: Record<string, unknown> = {};

@@ -360,3 +360,23 @@ export interface LoginThrottleTable {
 export interface StorageSchema {
   login_throttle: LoginThrottleTable;
 }
+
+/** The alert delivery log (migration 025_alert_deliveries): one row per attempt, the newest `log_size` kept. */
+export interface AlertDeliveriesTable {
+  id: Generated<number>;
+  alert_id: string;
+  rule: string;
+  event: string;
+  channel: string;
+  target: string;
+  attempt: ColumnType<number | string, number, number>;
+  at: EpochMillis;
+  outcome: string;
+  http_status: ColumnType<number | string | null, number | null, number | null>;
+  error: string;
+  node: string;
+}
+
+export interface StorageSchema {
+  alert_deliveries: AlertDeliveriesTable;
+}

@@ -107,6 +107,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '021_run_coordinator',
           '022_login_throttle',
           '024_staged_runs',
+          '025_alert_deliveries',
           '028_audit_index_include',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);

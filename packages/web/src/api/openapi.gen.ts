@@ -138,12 +138,12 @@ export interface paths {
     };
     /**
      * The alert delivery log: each webhook and e-mail attempt, newest first
-     * @description Kept in memory, the newest `[alerts] log_size` attempts since svcd started; on a cluster, the attempts of the answering node.
+     * @description Kept in the database: the newest `[alerts] log_size` attempts (older ones are deleted in the background), across restarts and, on a cluster, of every node (`node` says which one made the attempt).
      */
     get: {
       parameters: {
         query?: {
-          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: id, rule, event, channel, at, outcome, attempt. Default: -id. */
+          /** @description Sort keys, comma-separated or repeated; "-" before a key sorts descending. Keys: id, rule, event, channel, at, outcome, attempt, node. Default: -at,-id. */
           sort?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[alert_id]'?: string;
@@ -157,7 +157,11 @@ export interface paths {
           'filter[outcome]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[http_status]'?: string;
-          /** @description Comma-separated fields to return, of: id, alert_id, rule, event, channel, target, attempt, at, outcome, http_status, error. Default: every field. */
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[node]'?: string;
+          /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
+          'filter[at]'?: string;
+          /** @description Comma-separated fields to return, of: id, alert_id, rule, event, channel, target, attempt, at, outcome, http_status, error, node. Default: every field. */
           'fields[deliveries]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -178,7 +182,7 @@ export interface paths {
           content: {
             'application/json': {
               data: {
-                /** @description Increases with each attempt recorded since svcd started. */
+                /** @description Increases with each attempt stored (one sequence for every node sharing the database). */
                 id?: number;
                 /** @description The alert; every attempt and channel of one alert share it. */
                 alert_id?: string;
@@ -203,6 +207,8 @@ export interface paths {
                 http_status?: number | null;
                 /** @description Why the attempt failed; empty when delivered. */
                 error?: string;
+                /** @description The svcd that made the attempt: its [cluster] node_id, or its host name. */
+                node?: string;
               }[];
               meta: {
                 count: number;
@@ -2912,7 +2918,7 @@ export interface paths {
           'filter[is_script]'?: string;
           /** @description Comma-separated values, any of which matches (case-insensitive, "*" is a wildcard). filter[a|b] matches in either field; filter[*] in any filterable field. */
           'filter[schedule_id]'?: string;
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, env, env_plain. Default: every field. */
           'fields[commands]'?: string;
           /** @description Items per page (default 100). */
           'page[limit]'?: number;
@@ -2962,6 +2968,14 @@ export interface paths {
                 batch_size?: number | string;
                 batch_delay?: number;
                 max_failures?: number | string;
+                /** @description The vault references of the run's env (variable name → vault key), present when it had some; a rerun resolves them again for the user who asks for it. Values are never stored. */
+                env?: {
+                  [key: string]: {
+                    vault: string;
+                  };
+                };
+                /** @description Names of the run's env variables given as plain values, present when it had some: svcd does not keep their values, so the run cannot be rerun (409 ERR_RERUN_ENV_NOT_KEPT). */
+                env_plain?: string[];
               }[];
               meta: {
                 count: number;
@@ -3079,7 +3093,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, status, finished_at, jobs, rollout. Default: every field. */
+          /** @description Comma-separated fields to return, of: jid, started_at, created_by, client_ids, group_ids, tags, labels, command, cwd, interpreter, is_sudo, is_script, timeout_sec, concurrent, abort_on_err, schedule_id, queue_ttl, timeout_kill, batch_size, batch_delay, max_failures, env, env_plain, status, finished_at, jobs, rollout. Default: every field. */
           'fields[commands]'?: string;
         };
         header?: never;
@@ -3128,6 +3142,14 @@ export interface paths {
                 batch_size?: number | string;
                 batch_delay?: number;
                 max_failures?: number | string;
+                /** @description The vault references of the run's env (variable name → vault key), present when it had some; a rerun resolves them again for the user who asks for it. Values are never stored. */
+                env?: {
+                  [key: string]: {
+                    vault: string;
+                  };
+                };
+                /** @description Names of the run's env variables given as plain values, present when it had some: svcd does not keep their values, so the run cannot be rerun (409 ERR_RERUN_ENV_NOT_KEPT). */
+                env_plain?: string[];
                 /** @enum {string} */
                 status?:
                   | 'running'
@@ -3377,7 +3399,7 @@ export interface paths {
     put?: never;
     /**
      * Run a multi-client job again on its failed clients (or all), with the same options
-     * @description only=failed (default): the clients whose job failed, ended unknown or was skipped by a staged run; only=all: every client the run has a job for. Every option of the run is kept (queue_ttl, timeout_kill, batch_size, batch_delay, max_failures included). Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left.
+     * @description only=failed (default): the clients whose job failed, ended unknown or was skipped by a staged run; only=all: every client the run has a job for. Every option of the run is kept (queue_ttl, timeout_kill, batch_size, batch_delay, max_failures included), and the vault references of its env, resolved again for the caller (their required_group applies; a locked vault is 409 before anything runs). Clients removed since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left; 409 ERR_RERUN_ENV_NOT_KEPT when its env had plain values (svcd does not keep them).
      */
     post: {
       parameters: {

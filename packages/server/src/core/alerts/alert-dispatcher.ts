@@ -2,15 +2,15 @@ import type { AlertDelivery } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { alertJson, alertMail, type Alert, type AlertRule } from './alert.js';
 import { retryDelayMs } from './backoff.js';
-import type { DeliveryLog } from './delivery-log.js';
-import type { AlertTimers, MailSender, WebhookPoster } from './ports.js';
+import type { AlertTimers, DeliveryRecorder, MailSender, WebhookPoster } from './ports.js';
 import { SIGNATURE_HEADER, signAlert, TIMESTAMP_HEADER } from './signature.js';
 
 export interface DispatcherDeps {
   webhook: WebhookPoster;
   /** Absent when no [smtp] server is configured (config validation refuses email rules then). */
   mail?: MailSender;
-  log: DeliveryLog;
+  /** Where each attempt is recorded (the delivery log); never waited for. */
+  log: DeliveryRecorder;
   clock: Clock;
   timers: AlertTimers;
   logger: { warn(obj: object, msg: string): void };

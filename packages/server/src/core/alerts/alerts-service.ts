@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { applyListQuery, type AlertDelivery, type AlertRuleView, type ListQuery } from '@svc/protocol';
+import type { AlertDelivery, AlertRuleView, ListQuery } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
 import { assertAdmin, type UserRecord } from '../users/user-store.js';
 import type { AlertEvent, AlertRule } from './alert.js';
 import type { AlertDispatcher } from './alert-dispatcher.js';
-import type { DeliveryLog } from './delivery-log.js';
 import type { AlertTimers } from './ports.js';
 
 /** What the offline rules know of a client. */
@@ -18,7 +17,8 @@ export interface AlertClients {
 export interface AlertsDeps {
   rules: readonly AlertRule[];
   dispatcher: AlertDispatcher;
-  log: DeliveryLog;
+  /** The stored delivery attempts (DeliveryLog). */
+  log: { list(query: ListQuery): Promise<{ data: AlertDelivery[]; count: number }> };
   clients: AlertClients;
   clock: Clock;
   timers: AlertTimers;
@@ -79,13 +79,13 @@ export class AlertsService {
     return this.deps.rules.some((rule) => rule.event === kind);
   }
 
-  /** Delivery attempts, newest first by default (administrators only). */
+  /** Delivery attempts of every node, newest first by default (administrators only). */
   deliveries(
     user: Pick<UserRecord, 'groups'>,
     query: ListQuery,
-  ): { data: Partial<AlertDelivery>[]; count: number } {
+  ): Promise<{ data: AlertDelivery[]; count: number }> {
     assertAdmin(user, 'the alert delivery log');
-    return applyListQuery(this.deps.log.all(), query);
+    return this.deps.log.list(query);
   }
 
   /** The configured rules without their secrets (administrators only). */

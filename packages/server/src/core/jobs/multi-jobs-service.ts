@@ -22,12 +22,12 @@ import type { AgentDispatch } from '../dispatch.js';
 import { MultiJobRunner, type MultiJobObserver } from './multi-job-runner.js';
 import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-job-ports.js';
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
-import { nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds } from './run-again.js';
+import { envNotKept, nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds } from './run-again.js';
 import { EXPORT_PAGE, runCsv } from './run-export.js';
 import { INTERRUPTED, STAGED_INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets } from './targets.js';
-import { resolveRunEnv, type RunRequester, type RunSecretSource } from './run-env.js';
+import { resolveRunEnv, storedEnvOf, type RunRequester, type RunSecretSource } from './run-env.js';
 import { RunFollow, type FollowObserver } from './run-follow.js';
 
 export interface MultiJobsDeps {
@@ -218,7 +218,8 @@ export class MultiJobsService {
 
   /**
    * A new run with the options of run `jid` on its clients that did not succeed (`failed`), or on every client
-   * it has a child for (`all`); clients removed since are left out. 409 when no client is left.
+   * it has a child for (`all`); clients removed since are left out. 409 when no client is left, or when the run's
+   * env had plain values (not kept). Its vault references are resolved again for `link.requester`.
    */
   async rerun(
     jid: string,
@@ -228,6 +229,7 @@ export class MultiJobsService {
   ): Promise<StartedMultiJob> {
     const stored = await this.deps.multiJobs.get(jid, false);
     if (!stored) throw multiJobNotFound(jid);
+    if (stored.summary.env_plain?.length) throw envNotKept(jid, stored.summary.env_plain);
     // Page by page, keeping only the client ids: a run on 10,000 clients never has all its output in memory.
     const ids: string[] = [];
     for await (const page of this.childPages(jid, only === 'failed' ? RERUN_STATUSES : undefined))
@@ -376,6 +378,8 @@ export class MultiJobsService {
       ...(body.batch_size === undefined ? {} : { batch_size: body.batch_size }),
       ...(body.batch_delay === undefined ? {} : { batch_delay: body.batch_delay }),
       ...(body.max_failures === undefined ? {} : { max_failures: body.max_failures }),
+      // The references only, so a rerun can resolve them again; never a value.
+      ...storedEnvOf(body.env),
     };
     await this.deps.multiJobs.insert(
       multiJob,

@@ -42,7 +42,18 @@ export const nothingToRerun = (jid: string, only: RerunSelection): AppError =>
         'none of its targets has a job yet, or none of them is a known client any more',
       );
 
-/** The body of a new run with the options of `run`, on `clientIds`. A script run repeats its text. */
+export const envNotKept = (jid: string, names: readonly string[]): AppError =>
+  new AppError(
+    'conflict',
+    ERROR_CODES.rerunEnvNotKept,
+    `Run '${jid}' cannot be run again: its env had plain values (${names.join(', ')}), which svcd does not keep`,
+    'start a new run with POST /commands or POST /scripts and give env again (vault references are kept and rerun)',
+  );
+
+/**
+ * The body of a new run with the options of `run`, on `clientIds`, its env's vault references included. A script
+ * run repeats its text.
+ */
 export function rerunBody(
   run: MultiJobSummary,
   clientIds: string[],
@@ -63,6 +74,8 @@ export function rerunBody(
     ...(run.batch_size === undefined ? {} : { batch_size: run.batch_size }),
     ...(run.batch_delay === undefined ? {} : { batch_delay: run.batch_delay }),
     ...(run.max_failures === undefined ? {} : { max_failures: run.max_failures }),
+    // Vault references only (a run with plain env values is not rerun): resolved again at dispatch.
+    ...(run.env === undefined ? {} : { env: { ...run.env } }),
   };
   return run.is_script
     ? { script: { ...common, script: Buffer.from(run.command, 'utf8').toString('base64') } }

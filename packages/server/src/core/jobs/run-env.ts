@@ -5,6 +5,7 @@ import {
   isVaultReference,
   type JobRun,
   type RunEnv,
+  type VaultReference,
 } from '@svc/protocol';
 import type { VaultCaller } from '../vault/vault-service.js';
 
@@ -86,4 +87,24 @@ export async function resolveRunEnv(
   }
   if (bytes > MAX_JOB_ENV_BYTES) throw envErrors.tooLarge();
   return Object.keys(redact).length === 0 ? { env: values } : { env: values, redact };
+}
+
+/**
+ * What a run record keeps of its `env`: the vault references (name → key), which a rerun resolves again, and the
+ * names of plain values (their values are never stored). Empty when the run had no env.
+ */
+export function storedEnvOf(env: RunEnv | undefined): {
+  env?: Record<string, VaultReference>;
+  env_plain?: string[];
+} {
+  const references: Record<string, VaultReference> = {};
+  const plain: string[] = [];
+  for (const [name, given] of Object.entries(env ?? {})) {
+    if (isVaultReference(given)) references[name] = { vault: given.vault };
+    else plain.push(name);
+  }
+  return {
+    ...(Object.keys(references).length === 0 ? {} : { env: references }),
+    ...(plain.length === 0 ? {} : { env_plain: plain }),
+  };
 }

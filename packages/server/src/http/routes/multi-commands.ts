@@ -92,8 +92,10 @@ const OPERATIONS = {
     description:
       'only=failed (default): the clients whose job failed, ended unknown or was skipped by a staged run; ' +
       'only=all: every client the run has a job for. Every option of the run is kept (queue_ttl, timeout_kill, ' +
-      'batch_size, batch_delay, max_failures included). Clients removed since are left out. ' +
-      '409 ERR_NOTHING_TO_RERUN when no client is left.',
+      'batch_size, batch_delay, max_failures included), and the vault references of its env, resolved again ' +
+      'for the caller (their required_group applies; a locked vault is 409 before anything runs). Clients removed ' +
+      'since are left out. 409 ERR_NOTHING_TO_RERUN when no client is left; 409 ERR_RERUN_ENV_NOT_KEPT when ' +
+      'its env had plain values (svcd does not keep them).',
     query: [{ name: 'only', description: 'failed (default) or all', schema: rerunSelectionSchema }],
     responses: [data(jobCreatedSchema, 200, STARTED)],
   },
@@ -168,8 +170,11 @@ export function multiCommandRoutes(
     documented(OPERATIONS.rerun),
     async (request) => {
       const only = rerunSelection(request.query);
+      const { user } = callerOf(request);
       const access = await accessOf(request);
-      const { jid } = await multi.rerun(request.params.jid, only, callerOf(request).user.username, {
+      // The run's vault references are resolved for the user asking for the rerun.
+      const { jid } = await multi.rerun(request.params.jid, only, user.username, {
+        requester: user,
         check: (run) => access.assertRun(run),
       });
       return { data: { jid } };

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { AlertDispatcher } from '../../../src/core/alerts/alert-dispatcher.js';
 import type { Alert, AlertRule } from '../../../src/core/alerts/alert.js';
-import { DeliveryLog } from '../../../src/core/alerts/delivery-log.js';
+import { MemoryRecorder } from './memory-recorder.js';
 import { verifyAlert } from '../../../src/core/alerts/signature.js';
 import { ManualTimers, settle } from './manual-timers.js';
 
@@ -36,7 +36,7 @@ function dispatcher(
   options: { queueSize?: number; maxAttempts?: number } = {},
 ) {
   const timers = new ManualTimers();
-  const log = new DeliveryLog(100);
+  const log = new MemoryRecorder();
   const warnings: string[] = [];
   const d = new AlertDispatcher({
     webhook: poster,

@@ -2,7 +2,7 @@ import { expect, test } from 'vitest';
 import { AlertDispatcher } from '../../../src/core/alerts/alert-dispatcher.js';
 import type { AlertRule } from '../../../src/core/alerts/alert.js';
 import { AlertsService } from '../../../src/core/alerts/alerts-service.js';
-import { DeliveryLog } from '../../../src/core/alerts/delivery-log.js';
+import { MemoryRecorder } from './memory-recorder.js';
 import { ManualTimers, settle } from './manual-timers.js';
 
 const hook = { url: 'http://127.0.0.1:9/hook', secret: 'secret-secret-secret' };
@@ -10,7 +10,7 @@ const hook = { url: 'http://127.0.0.1:9/hook', secret: 'secret-secret-secret' };
 function setup(rules: AlertRule[]) {
   const timers = new ManualTimers();
   const bodies: Record<string, unknown>[] = [];
-  const log = new DeliveryLog(100);
+  const log = new MemoryRecorder();
   const clients = new Map([
     ['web-1', { name: 'web one', tags: ['web'], connected: true }],
     ['db-1', { name: 'db one', tags: ['db'], connected: true }],
