@@ -330,7 +330,7 @@ async function main(): Promise<boolean> {
   );
   const longest = Math.max(0, ...longtasks);
   rows.push([
-    `run on ${targets} clients (${RUN_LABEL}, ${RUN_COMMAND}): run page until every row finished (${runStatus.data.status}; ${load()})`,
+    `run on ${targets} clients (${RUN_LABEL}, ${RUN_COMMAND}): run page until the run is over (${runStatus.data.status}; ${load()})`,
     `${runShown.toFixed(0)} ms`,
   ]);
   rows.push([`run page: results received live over the follow socket`, `${streamed} of ${targets}`]);

@@ -8,7 +8,7 @@ import { startJobAgent, type JobAgent } from './job-agents.js';
 type Json = any;
 
 /** Clients of the run; several times the window, so the run creates its children in many steps. */
-const CLIENTS = 320;
+const CLIENTS = 300;
 const WINDOW = 24;
 /** Each job ends this long after it started (at random), so results arrive while windows are still created. */
 const MAX_JOB_MS = 1500;
@@ -40,8 +40,8 @@ describe('following a concurrent run on hundreds of clients over /ws/commands/{j
 
   beforeAll(async () => {
     t = await startGatewayServer({ concurrentJobWindow: WINDOW });
-    for (let i = 0; i < CLIENTS; i += 20) {
-      const batch = Array.from({ length: Math.min(20, CLIENTS - i) }, (_, k) =>
+    for (let i = 0; i < CLIENTS; i += 30) {
+      const batch = Array.from({ length: Math.min(30, CLIENTS - i) }, (_, k) =>
         startJobAgent(t, `many-${String(i + k).padStart(3, '0')}`, { labels: { fleet: 'many' } }),
       );
       agents.push(...(await Promise.all(batch)));
@@ -51,13 +51,13 @@ describe('following a concurrent run on hundreds of clients over /ws/commands/{j
       agent.behaviour = () => ({
         result: new Promise((done) => setTimeout(() => done({}), Math.random() * MAX_JOB_MS)),
       });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await Promise.all(agents.map((a) => a.agent.close()));
     await t?.stop();
   });
 
-  test('one final record per target, each after its start, and the socket closes only after the last', async () => {
+  test('one final record per target, and the socket closes only after the last', async () => {
     const started = await t.api.post(
       '/commands',
       { command: 'work', labels: { operator: 'OR', labels: ['fleet:many'] }, execute_concurrently: true },
