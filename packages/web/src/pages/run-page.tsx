@@ -292,7 +292,10 @@ export function RunPage() {
   const openJob = open && (all.find((j) => j.jid === open.jid) ?? open);
   // Over only when svcd says so: the rows cannot tell (clients not reached yet have none, only rows in view render).
   const status = run.data?.run.status;
-  const progress = useMemo(() => status && runProgress(status, all), [status, all]);
+  const progress = useMemo(
+    () => (status === undefined ? undefined : runProgress(status, all)),
+    [status, all],
+  );
 
   return (
     <Stack>
