@@ -34,6 +34,7 @@ import { TimeAgo } from '../components/time-ago.js';
 import { saveText } from '../lib/download.js';
 import { formatDuration } from '../lib/format.js';
 import { mergeLive } from '../lib/run-follow.js';
+import { runProgress } from '../lib/run-progress.js';
 import { useRunFollow } from '../lib/use-run-follow.js';
 import {
   countStates,
@@ -289,6 +290,12 @@ export function RunPage() {
   const skipped = counts && 'skipped' in counts ? ((counts as { skipped?: number }).skipped ?? 0) : 0;
   const total = counts ? RUN_STATES.reduce((sum, s) => sum + counts[s], 0) + skipped : 0;
   const openJob = open && (all.find((j) => j.jid === open.jid) ?? open);
+  // Over only when svcd says so: the rows cannot tell (clients not reached yet have none, only rows in view render).
+  const status = run.data?.run.status;
+  const progress = useMemo(
+    () => (status === undefined ? undefined : runProgress(status, all)),
+    [status, all],
+  );
 
   return (
     <Stack>
@@ -320,6 +327,11 @@ export function RunPage() {
         <>
           <RunFacts run={run.data.run} />
           <Actions jid={jid} counts={counts} />
+          {progress && (
+            <Text size="sm" c="dimmed" data-testid="run-progress" data-done={progress.done}>
+              {progress.text}
+            </Text>
+          )}
           <SegmentedControl
             aria-label="Show jobs in state"
             value={state}

@@ -226,6 +226,42 @@ describe('runs', () => {
     await h.page.getByTestId('job-output').waitFor({ state: 'hidden' });
   });
 
+  test('a run whose every listed job ended is not over while clients are still to be reached', async () => {
+    // A staged run, one client per batch and a long pause between: after the first batch the only row has
+    // ended, yet web-2 has no job yet and the run runs on.
+    const started = await h.api.post(
+      '/commands',
+      {
+        command: '/usr/bin/uname -n',
+        client_ids: ['web-1', 'web-2'],
+        execute_concurrently: true,
+        batch_size: 1,
+        batch_delay: 600,
+      },
+      { auth: h.adminAuth },
+    );
+    expect(started.status, started.text).toBe(200);
+    const jid = started.json.data.jid as string;
+    const progress = h.page.getByTestId('run-progress');
+    try {
+      await h.page.goto(`${h.origin}/runs/${jid}`);
+      await expect
+        .poll(() => rowOf('web-1').getByTestId('job-state').textContent(), { timeout: 15_000 })
+        .toBe('successful');
+      expect(await h.page.getByTestId('run-job').count()).toBe(1);
+      await expect(progress.getAttribute('data-done')).resolves.toBe('false');
+      await expect(progress.textContent()).resolves.toBe(
+        'Still running: the 1 job listed ended; the clients not reached yet get theirs as the run goes on.',
+      );
+    } finally {
+      const cancelled = await h.api.delete(`/commands/${jid}`, { auth: h.adminAuth });
+      expect(cancelled.status, cancelled.text).toBe(202);
+    }
+    // Cancelled: web-2 gets its (cancelled) job, the run is over and the page says so.
+    await expect.poll(() => progress.getAttribute('data-done'), { timeout: 15_000 }).toBe('true');
+    await expect(progress.textContent()).resolves.toBe('The run is over: 2 jobs, every one ended.');
+  });
+
   test('when the follow socket fails the run page polls instead and still shows every result', async () => {
     const gate = `${h.dir}/polling-gate`;
     const jid = await runWaitingFor(gate);
