@@ -8,8 +8,8 @@ import { startJobAgent, type JobAgent } from './job-agents.js';
 type Json = any;
 
 /** Clients of the run; several times the window, so the run creates its children in many steps. */
-const CLIENTS = 300;
-const WINDOW = 24;
+const CLIENTS = 120;
+const WINDOW = 16;
 /** Each job ends this long after it started (at random), so results arrive while windows are still created. */
 const MAX_JOB_MS = 1500;
 
