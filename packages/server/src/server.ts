@@ -34,6 +34,7 @@ import { coordinatorLost, INTERRUPTED } from './core/jobs/run-recovery.js';
 import { Scheduler } from './core/schedules/scheduler.js';
 import { multiJobScheduleRuns } from './core/schedules/schedule-runs.js';
 import { SchedulesService } from './core/schedules/schedules-service.js';
+import { ScheduleScopes } from './core/schedules/schedule-scope.js';
 import type { StoredFiring } from './core/schedules/ports.js';
 import type { JobQueueTuning } from './core/jobs/job-queue.js';
 import { sweepJobDeadlines } from './core/jobs/job-deadlines.js';
@@ -356,7 +357,12 @@ export async function startServer(
       (by) => Promise.resolve(scheduleAccess?.(by)),
     );
     const scheduleClock = options.scheduleClock ?? systemClock;
-    const schedules = new SchedulesService(scheduleRepository, scheduleRuns, scheduleClock);
+    const schedules = new SchedulesService(
+      scheduleRepository,
+      scheduleRuns,
+      scheduleClock,
+      new ScheduleScopes((definition) => multiJobs.targetIdsNow(definition)),
+    );
     const scheduler = new Scheduler({
       repository: scheduleRepository,
       runs: scheduleRuns,

@@ -8,7 +8,7 @@ import type {
 } from '../core/jobs/multi-job-ports.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
-import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
+import { buildSqlList, executeSqlList, type SqlColumnMap } from './list-query-sql.js';
 import type { MultiJobsTable } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
@@ -19,6 +19,9 @@ const COLUMNS: SqlColumnMap = {
   is_script: { column: 'is_script', type: 'number' },
   schedule_id: 'schedule_id',
 };
+
+/** Runs read per query while `listWhere` looks through them (each carries its target ids). */
+const SCAN_PAGE = 200;
 
 const flag = (value: boolean): number => (value ? 1 : 0);
 const isSet = (value: number | string | boolean): boolean => Number(value) === 1 || value === true;
@@ -225,6 +228,57 @@ export class SqlMultiJobRepository implements MultiJobRepository {
       const base = this.database.db.selectFrom('multi_jobs').selectAll();
       const { rows, count } = await executeSqlList(base, query, COLUMNS, { tieBreaker: 'jid' });
       return { data: rows.map(toSummary), count };
+    });
+  }
+
+  listWhere(
+    query: ListQuery,
+    keep: (clientId: string) => boolean,
+  ): Promise<{ data: MultiJobSummary[]; count: number }> {
+    return withStorageErrors(async () => {
+      const scan = buildSqlList(
+        this.database.db.selectFrom('multi_jobs').select(['jid', 'target_ids']),
+        { sort: query.sort, filters: query.filters },
+        COLUMNS,
+        { tieBreaker: 'jid' },
+      );
+      const from = query.page?.offset ?? 0;
+      const to = query.page ? from + query.page.limit : Number.POSITIVE_INFINITY;
+      const wanted: string[] = [];
+      let count = 0;
+      for (let offset = 0; ; offset += SCAN_PAGE) {
+        const rows = await scan.limit(SCAN_PAGE).offset(offset).execute();
+        for (const row of rows) {
+          const ids = parsed<string[]>(row.target_ids);
+          if (!ids || ids.length === 0 || !ids.every(keep)) continue;
+          if (count >= from && count < to) wanted.push(row.jid);
+          count += 1;
+        }
+        if (rows.length < SCAN_PAGE) break;
+      }
+      if (wanted.length === 0) return { data: [], count };
+      const rows = await this.database.db
+        .selectFrom('multi_jobs')
+        .selectAll()
+        .where('jid', 'in', wanted)
+        .execute();
+      const byJid = new Map(rows.map((row) => [row.jid, row]));
+      const data = wanted.flatMap((jid) => {
+        const row = byJid.get(jid);
+        return row ? [toSummary(row)] : [];
+      });
+      return { data, count };
+    });
+  }
+
+  targetIds(jid: string): Promise<string[] | null | undefined> {
+    return withStorageErrors(async () => {
+      const row = await this.database.db
+        .selectFrom('multi_jobs')
+        .select('target_ids')
+        .where('jid', '=', jid)
+        .executeTakeFirst();
+      return row && parsed<string[]>(row.target_ids);
     });
   }
 }

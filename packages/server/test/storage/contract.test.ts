@@ -1014,6 +1014,41 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(page.count).toBe(3);
       expect(page.data.map((j) => j.jid)).toEqual([c.jid]);
     });
+
+    it('lists and pages only the runs whose every target is kept; reads the targets of one run', async () => {
+      const repo = new SqlMultiJobRepository(database);
+      // More runs than one slice of listWhere's scan (200).
+      const runs = Array.from({ length: 205 }, (_, i) => multiJob(2_100_000 + i));
+      for (const [i, job] of runs.entries())
+        await repo.insert(job, i % 3 === 0 ? ['web-1', 'db-1'] : i === 1 ? [] : ['web-2', 'web-1']);
+      const legacy = runs[2]!.jid;
+      await database.db
+        .updateTable('multi_jobs')
+        .set({ target_ids: null })
+        .where('jid', '=', legacy)
+        .execute();
+      const kept = runs
+        .filter((_, i) => i % 3 !== 0 && i !== 1 && i !== 2)
+        .map((j) => j.jid)
+        .reverse();
+      const keep = (id: string) => id.startsWith('web-');
+      const query = (extra: Record<string, string>) =>
+        parseListQuery({ 'filter[jid]': '10000000-0000-4000-8000-0000021*', ...extra }, MULTI_JOB_LIST);
+      const all = await repo.listWhere(query({ 'page[limit]': '1000' }), keep);
+      expect(all.count).toBe(kept.length);
+      expect(all.data.map((j) => j.jid)).toEqual(kept);
+      expect(all.data[0]).toEqual(runs[203]);
+      const page = await repo.listWhere(query({ 'page[limit]': '50', 'page[offset]': '100' }), keep);
+      expect(page).toEqual({ data: all.data.slice(100, 150), count: kept.length });
+      const oldest = await repo.listWhere(query({ sort: 'started_at', 'page[limit]': '2' }), keep);
+      expect(oldest.data.map((j) => j.jid)).toEqual([runs[4]!.jid, runs[5]!.jid]);
+      expect(await repo.listWhere(query({}), () => false)).toEqual({ data: [], count: 0 });
+
+      expect(await repo.targetIds(runs[3]!.jid)).toEqual(['web-1', 'db-1']);
+      expect(await repo.targetIds(runs[1]!.jid)).toEqual([]);
+      expect(await repo.targetIds(legacy)).toBeNull();
+      expect(await repo.targetIds('10000000-0000-4000-8000-999999999998')).toBeUndefined();
+    });
   });
 
   describe('tunnel definitions', () => {

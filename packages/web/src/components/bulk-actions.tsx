@@ -6,6 +6,7 @@ import { ApiError } from '../api/api-error.js';
 import { forgetClient } from '../api/fleet.js';
 import { matchingClients, runLinkFor, type ClientRef } from '../lib/bulk.js';
 import type { ClientSearch } from '../lib/client-filters.js';
+import { useAllows, useAllowsAny } from '../session/use-rights.js';
 import { ErrorAlert } from './error-alert.js';
 
 export type Selection =
@@ -42,6 +43,8 @@ export function BulkActions({
 }) {
   const router = useRouter();
   const queryClient = useQueryClient();
+  const mayRun = useAllowsAny('commands', 'scripts');
+  const mayForget = useAllows('clients');
   const [busy, setBusy] = useState<'run' | 'remove'>();
   const [error, setError] = useState<unknown>();
   const [removal, setRemoval] = useState<Removal>();
@@ -105,10 +108,12 @@ export function BulkActions({
           <Text size="sm" fw={600}>
             {count} {count === 1 ? 'client' : 'clients'} selected
           </Text>
-          <Button size="xs" loading={busy === 'run'} onClick={() => void run()}>
-            Run a command or script…
-          </Button>
-          {confirming ? (
+          {mayRun && (
+            <Button size="xs" loading={busy === 'run'} onClick={() => void run()}>
+              Run a command or script…
+            </Button>
+          )}
+          {!mayForget ? null : confirming ? (
             <>
               <Text size="sm">Forget the disconnected ones among them? Connected clients are kept.</Text>
               <Button size="xs" color="red" onClick={() => void remove()}>

@@ -4,17 +4,21 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { adminApi, userGroupsQuery, type UserGroupItem } from '../api/admin.js';
 import { ApiError } from '../api/api-error.js';
+import { policyBodyOf, policyFormOf, policySummary, type PolicyForm } from '../lib/group-policy-form.js';
 import { ADMINISTRATORS } from '../lib/rights.js';
 import { ConfirmModal } from './confirm-modal.js';
 import { ErrorAlert } from './error-alert.js';
+import { GroupPolicyFields } from './group-policy-fields.js';
 
-type Editing = { name: string; granted: Permission[]; isNew: boolean };
+type Editing = { name: string; granted: Permission[]; policy: PolicyForm; isNew: boolean };
 
 const grantedOf = (group: UserGroupItem): Permission[] => PERMISSIONS.filter((p) => group.permissions[p]);
 
-function PermissionsForm({ editing, onSaved }: { editing: Editing; onSaved: (name: string) => void }) {
+/** A group's permissions, client scope and restrictions, saved at once (PUT /user-groups/{name}). */
+function GroupForm({ editing, onSaved }: { editing: Editing; onSaved: (name: string) => void }) {
   const [name, setName] = useState(editing.name);
   const [granted, setGranted] = useState<string[]>(editing.granted);
+  const [policy, setPolicy] = useState(editing.policy);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const submit = async (event: FormEvent) => {
@@ -25,6 +29,7 @@ function PermissionsForm({ editing, onSaved }: { editing: Editing; onSaved: (nam
       const group = name.trim();
       await adminApi.saveUserGroup(group, {
         permissions: Object.fromEntries(PERMISSIONS.map((p) => [p, granted.includes(p)])),
+        ...policyBodyOf(policy),
       });
       onSaved(group);
     } catch (err) {
@@ -52,10 +57,11 @@ function PermissionsForm({ editing, onSaved }: { editing: Editing; onSaved: (nam
             ))}
           </Stack>
         </Checkbox.Group>
+        <GroupPolicyFields value={policy} set={(next) => setPolicy((p) => ({ ...p, ...next }))} />
         {error !== undefined && <ErrorAlert error={error} />}
         <Group justify="flex-end">
           <Button type="submit" loading={busy}>
-            Save permissions
+            Save group
           </Button>
         </Group>
       </Stack>
@@ -86,7 +92,12 @@ export function UserGroups() {
           User groups
         </Title>
         {groups.data && (
-          <Button variant="default" onClick={() => setEditing({ name: '', granted: [], isNew: true })}>
+          <Button
+            variant="default"
+            onClick={() =>
+              setEditing({ name: '', granted: [], policy: policyFormOf(undefined), isNew: true })
+            }
+          >
             Add group
           </Button>
         )}
@@ -102,7 +113,9 @@ export function UserGroups() {
         <>
           <Text size="sm" c="dimmed">
             What the members of each group may do; a user has what any of their groups grants. A group without
-            permissions grants nothing. {ADMINISTRATORS} may do everything.
+            permissions grants nothing. A user sees only the clients of their groups' client groups when every
+            group of theirs is limited; command and tunnel rules of all their groups apply. {ADMINISTRATORS}{' '}
+            may do everything.
           </Text>
           {done && (
             <Text size="sm" role="status">
@@ -115,6 +128,7 @@ export function UserGroups() {
                 <Table.Tr>
                   <Table.Th>Group</Table.Th>
                   <Table.Th>Permissions</Table.Th>
+                  <Table.Th>Limits</Table.Th>
                   <Table.Th>Actions</Table.Th>
                 </Table.Tr>
               </Table.Thead>
@@ -133,17 +147,25 @@ export function UserGroups() {
                       </Group>
                     </Table.Td>
                     <Table.Td>
+                      <Text size="sm">{group.name === ADMINISTRATORS ? 'none' : policySummary(group)}</Text>
+                    </Table.Td>
+                    <Table.Td>
                       {group.name !== ADMINISTRATORS && (
                         <Group gap="xs" wrap="nowrap">
                           <Button
                             size="xs"
                             variant="default"
-                            aria-label={`Edit the permissions of ${group.name}`}
+                            aria-label={`Edit the group ${group.name}`}
                             onClick={() =>
-                              setEditing({ name: group.name, granted: grantedOf(group), isNew: false })
+                              setEditing({
+                                name: group.name,
+                                granted: grantedOf(group),
+                                policy: policyFormOf(group),
+                                isNew: false,
+                              })
                             }
                           >
-                            Permissions
+                            Edit
                           </Button>
                           <Button
                             size="xs"
@@ -167,15 +189,16 @@ export function UserGroups() {
       <Modal
         opened={editing !== undefined}
         onClose={() => setEditing(undefined)}
-        title={editing?.isNew ? 'Add a user group' : `Permissions of ${editing?.name ?? ''}`}
+        size="lg"
+        title={editing?.isNew ? 'Add a user group' : `Group ${editing?.name ?? ''}`}
       >
         {editing && (
-          <PermissionsForm
+          <GroupForm
             key={editing.name}
             editing={editing}
             onSaved={(name) => {
               setEditing(undefined);
-              setDone(`Permissions of ${name} saved.`);
+              setDone(`Group ${name} saved.`);
               void refresh();
             }}
           />

@@ -24,6 +24,7 @@ import { GroupPreview } from '../components/group-preview.js';
 import { AnchorLink } from '../components/links.js';
 import { RuleEditor } from '../components/rule-editor.js';
 import { hasRule, paramsOf, rowsOf, type RuleRow } from '../lib/group-rules.js';
+import { useAllows } from '../session/use-rights.js';
 
 const groupRoute = getRouteApi('/console/client-groups/$groupId');
 
@@ -38,11 +39,14 @@ function GroupEditor({
   isNew,
   pending,
   onSubmit,
+  readOnly = false,
 }: {
   initial: GroupForm;
   isNew: boolean;
   pending: boolean;
   onSubmit: (form: GroupForm) => void;
+  /** Without the `client-groups` permission: the rule is shown, not saved. */
+  readOnly?: boolean;
 }) {
   const [form, setForm] = useState(initial);
   const params = useMemo(() => paramsOf(form.rows), [form.rows]);
@@ -78,11 +82,13 @@ function GroupEditor({
               Without a pattern the group holds no client.
             </Text>
           )}
-          <Group>
-            <Button type="submit" loading={pending}>
-              {isNew ? 'Create group' : 'Save changes'}
-            </Button>
-          </Group>
+          {!readOnly && (
+            <Group>
+              <Button type="submit" loading={pending}>
+                {isNew ? 'Create group' : 'Save changes'}
+              </Button>
+            </Group>
+          )}
         </Stack>
       </form>
       <div>
@@ -229,6 +235,7 @@ export function ClientGroupPage() {
   const { groupId } = groupRoute.useParams();
   const queryClient = useQueryClient();
   const group = useQuery(clientGroupQuery(groupId));
+  const mayEdit = useAllows('client-groups');
   const [saved, setSaved] = useState(false);
   const save = useMutation({
     mutationFn: (form: GroupForm) =>
@@ -249,7 +256,7 @@ export function ClientGroupPage() {
       <AnchorLink to="/client-groups">← Client groups</AnchorLink>
       <Group justify="space-between" align="end">
         <Title order={1}>Group {groupId}</Title>
-        {data && <DeleteGroup group={data} />}
+        {data && mayEdit && <DeleteGroup group={data} />}
       </Group>
       {group.isPending && <Loader role="status" aria-label="Loading the group" />}
       {group.error && <ErrorAlert error={group.error} />}
@@ -267,6 +274,7 @@ export function ClientGroupPage() {
           isNew={false}
           pending={save.isPending}
           onSubmit={save.mutate}
+          readOnly={!mayEdit}
         />
       )}
     </Stack>

@@ -27,6 +27,7 @@ import { CodeEditor } from '../components/code-editor.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { useAllows } from '../session/use-rights.js';
 
 const scriptRoute = getRouteApi('/console/library/$scriptId');
 
@@ -47,9 +48,12 @@ function ScriptForm({
   submitLabel,
   onSubmit,
   pending,
+  readOnly = false,
 }: {
   initial: LibraryScriptBody;
   submitLabel: string;
+  /** Without the `library` permission: shown, not saved. */
+  readOnly?: boolean;
   onSubmit: (body: LibraryScriptBody) => void;
   pending: boolean;
 }) {
@@ -111,11 +115,13 @@ function ScriptForm({
           language={languageOfInterpreter(form.interpreter ?? '')}
           minRows={14}
         />
-        <Group>
-          <Button type="submit" loading={pending}>
-            {submitLabel}
-          </Button>
-        </Group>
+        {!readOnly && (
+          <Group>
+            <Button type="submit" loading={pending}>
+              {submitLabel}
+            </Button>
+          </Group>
+        )}
       </Stack>
     </form>
   );
@@ -217,6 +223,8 @@ export function LibraryScriptPage() {
   const { scriptId } = scriptRoute.useParams();
   const queryClient = useQueryClient();
   const script = useQuery(libraryScriptQuery(scriptId));
+  const mayEdit = useAllows('library');
+  const mayRun = useAllows('scripts');
   const [saved, setSaved] = useState(false);
   const save = useMutation({
     mutationFn: (body: LibraryScriptBody) =>
@@ -239,8 +247,8 @@ export function LibraryScriptPage() {
         <Title order={1}>{data?.name ?? 'Script'}</Title>
         {data && (
           <Group>
-            <RunLink id={data.id} />
-            <DeleteScript script={data} />
+            {mayRun && <RunLink id={data.id} />}
+            {mayEdit && <DeleteScript script={data} />}
           </Group>
         )}
       </Group>
@@ -265,6 +273,7 @@ export function LibraryScriptPage() {
           submitLabel="Save changes"
           onSubmit={save.mutate}
           pending={save.isPending}
+          readOnly={!mayEdit}
         />
       )}
     </Stack>

@@ -32,8 +32,16 @@ import {
   type Targets,
 } from '../lib/run-compose.js';
 import { noStaging, stagedBody } from '../lib/staged-run.js';
+import { useAllows } from '../session/use-rights.js';
 
 const route = getRouteApi('/console/runs/new');
+
+/** What a run can start from; commands need the `commands` permission, the others `scripts`. */
+const SOURCES: readonly { value: ScriptSource; label: string }[] = [
+  { value: 'command', label: 'Command' },
+  { value: 'script', label: 'Script' },
+  { value: 'library', label: 'Library script' },
+];
 
 const languageOf = (interpreter: string) =>
   /powershell|pwsh/i.test(interpreter) ? 'powershell' : /python/i.test(interpreter) ? 'python' : 'shell';
@@ -132,9 +140,18 @@ export function TargetFields({ targets, set }: { targets: Targets; set: (next: P
 export function RunNewPage() {
   const search = route.useSearch();
   const navigate = useNavigate();
+  const mayCommand = useAllows('commands');
+  const mayScript = useAllows('scripts');
   const [source, setSource] = useState<ScriptSource>(
     search.script_id ? 'library' : search.command ? 'command' : 'command',
   );
+  const sources = SOURCES.filter((s) => (s.value === 'command' ? mayCommand : mayScript));
+  const mayStart = sources.some((s) => s.value === source);
+  const firstSource = sources[0]?.value;
+  useEffect(() => {
+    // /me answers after the first render: fall back to what the caller may start.
+    if (!mayStart && firstSource) setSource(firstSource);
+  }, [mayStart, firstSource]);
   const [command, setCommand] = useState(search.command ?? '');
   const [script, setScript] = useState('#!/bin/sh\n');
   const [scriptId, setScriptId] = useState(search.script_id ?? '');
@@ -191,11 +208,7 @@ export function RunNewPage() {
                 aria-label="Run a"
                 value={source}
                 onChange={(value) => setSource(value)}
-                data={[
-                  { value: 'command', label: 'Command' },
-                  { value: 'script', label: 'Script' },
-                  { value: 'library', label: 'Library script' },
-                ]}
+                data={sources}
               />
               {source === 'command' && (
                 <Textarea
@@ -281,7 +294,7 @@ export function RunNewPage() {
           </Card>
           {start.error && <ErrorAlert error={start.error} title="The run did not start" />}
           <Group>
-            <Button type="submit" loading={start.isPending}>
+            <Button type="submit" loading={start.isPending} disabled={!mayStart}>
               Start the run
             </Button>
           </Group>

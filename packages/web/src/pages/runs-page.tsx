@@ -9,6 +9,7 @@ import { TimeAgo } from '../components/time-ago.js';
 import { ListPager } from '../components/list-pager.js';
 import { ListHeading } from '../components/list-heading.js';
 import { describeTargets, describeWork } from '../lib/run-summary.js';
+import { useAllowsAny } from '../session/use-rights.js';
 
 const route = getRouteApi('/console/runs');
 
@@ -53,6 +54,7 @@ export function RunsPage() {
   const search = route.useSearch();
   const navigate = route.useNavigate();
   const page = search.page ?? 1;
+  const mayStart = useAllowsAny('commands', 'scripts');
   const list = useQuery({ ...runListQuery((page - 1) * RUNS_PAGE_SIZE), placeholderData: keepPreviousData });
   const count = list.data?.meta.count ?? 0;
   return (
@@ -63,7 +65,7 @@ export function RunsPage() {
         count={`${count} ${count === 1 ? 'run' : 'runs'}`}
         countTestId="runs-count"
       >
-        <ButtonLink to="/runs/new">New run</ButtonLink>
+        {mayStart && <ButtonLink to="/runs/new">New run</ButtonLink>}
       </ListHeading>
       {list.error && <ErrorAlert error={list.error} />}
       {list.isSuccess && count === 0 && (

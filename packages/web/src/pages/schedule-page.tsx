@@ -20,6 +20,7 @@ import { TimeAgo } from '../components/time-ago.js';
 import { formatExact } from '../lib/format.js';
 import { describeTargets } from '../lib/run-summary.js';
 import { browserTimeZone, formOfSchedule } from '../lib/schedule-form.js';
+import { useAllows } from '../session/use-rights.js';
 
 const route = getRouteApi('/console/schedules/$id');
 
@@ -170,6 +171,7 @@ export function SchedulePage() {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const schedule = useQuery(scheduleQuery(id));
+  const mayEdit = useAllows('scheduler');
   const [editing, setEditing] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const s = schedule.data;
@@ -182,7 +184,7 @@ export function SchedulePage() {
         <Title order={1} size="h2">
           {s ? s.name : 'Schedule'}
         </Title>
-        {s && !editing && (
+        {s && !editing && mayEdit && (
           <Group gap="xs">
             <Button variant="default" onClick={() => setEditing(true)}>
               Edit

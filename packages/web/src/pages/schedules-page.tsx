@@ -9,6 +9,7 @@ import { TimeAgo } from '../components/time-ago.js';
 import { ListPager } from '../components/list-pager.js';
 import { ListHeading } from '../components/list-heading.js';
 import { formatExact } from '../lib/format.js';
+import { useAllows } from '../session/use-rights.js';
 
 const route = getRouteApi('/console/schedules');
 
@@ -64,6 +65,7 @@ export function SchedulesPage() {
   const search = route.useSearch();
   const navigate = route.useNavigate();
   const page = search.page ?? 1;
+  const mayEdit = useAllows('scheduler');
   const list = useQuery({
     ...scheduleListQuery((page - 1) * SCHEDULES_PAGE_SIZE),
     placeholderData: keepPreviousData,
@@ -77,7 +79,7 @@ export function SchedulesPage() {
         count={`${count} ${count === 1 ? 'schedule' : 'schedules'}`}
         countTestId="schedules-count"
       >
-        <ButtonLink to="/schedules/new">New schedule</ButtonLink>
+        {mayEdit && <ButtonLink to="/schedules/new">New schedule</ButtonLink>}
       </ListHeading>
       {list.error && <ErrorAlert error={list.error} />}
       {list.isSuccess && count === 0 && (

@@ -29,6 +29,7 @@ import {
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { useAllows } from '../session/use-rights.js';
 
 const entryRoute = getRouteApi('/console/vault/$entryId');
 
@@ -276,13 +277,14 @@ export function VaultEntryPage() {
   const info = useQuery({ ...vaultEntryInfoQuery(id), enabled: Number.isInteger(id) });
   const [shown, setShown] = useState(false);
   const [editing, setEditing] = useState(false);
+  const mayUse = useAllows('vault');
   const data = info.data;
   return (
     <Stack>
       <AnchorLink to="/vault">← Vault</AnchorLink>
       <Group justify="space-between" align="end">
         <Title order={1}>{data?.key ?? 'Vault entry'}</Title>
-        {data && !editing && (
+        {data && !editing && mayUse && (
           <Group>
             <Button variant="default" onClick={() => setEditing(true)}>
               Edit
@@ -316,9 +318,11 @@ export function VaultEntryPage() {
               <Title order={2} size="h4">
                 Value
               </Title>
-              <Button variant="light" onClick={() => setShown((s) => !s)} aria-expanded={shown}>
-                {shown ? 'Hide' : 'Show'}
-              </Button>
+              {mayUse && (
+                <Button variant="light" onClick={() => setShown((s) => !s)} aria-expanded={shown}>
+                  {shown ? 'Hide' : 'Show'}
+                </Button>
+              )}
             </Group>
             {shown ? <VaultValue id={data.id} /> : <Text c="dimmed">Hidden. Press Show to read it.</Text>}
           </Stack>

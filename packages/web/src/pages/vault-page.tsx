@@ -22,6 +22,7 @@ import { vaultEntriesQuery } from '../api/vault-queries.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { AnchorLink, ButtonLink } from '../components/links.js';
 import { TimeAgo } from '../components/time-ago.js';
+import { useAllows } from '../session/use-rights.js';
 
 /** After any change of the vault's state: its status and everything read from it are stale or gone. */
 function useVaultChanged() {
@@ -162,6 +163,7 @@ function Entries() {
   const [text, setText] = useState('');
   const [q] = useDebouncedValue(text.trim(), 250);
   const entries = useQuery({ ...vaultEntriesQuery(q), placeholderData: keepPreviousData });
+  const mayWrite = useAllows('vault');
   const rows = entries.data?.data ?? [];
   return (
     <Stack>
@@ -169,7 +171,7 @@ function Entries() {
         <Title order={2} size="h3">
           Entries
         </Title>
-        <ButtonLink to="/vault/new">New entry</ButtonLink>
+        {mayWrite && <ButtonLink to="/vault/new">New entry</ButtonLink>}
       </Group>
       <Group align="end">
         <TextInput

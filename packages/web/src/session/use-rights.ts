@@ -8,3 +8,9 @@ export function useAllows(permission: Permission): boolean {
   const me = useQuery(meQuery);
   return allows(me.data, permission);
 }
+
+/** Whether the logged-in user has at least one of the permissions (e.g. commands or scripts to start a run). */
+export function useAllowsAny(...permissions: Permission[]): boolean {
+  const me = useQuery(meQuery);
+  return permissions.some((permission) => allows(me.data, permission));
+}

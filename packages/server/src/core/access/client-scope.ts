@@ -47,8 +47,8 @@ export class ClientScope {
     if (!this.has(id)) throw clientNotFound(id);
   }
 
-  /** 403 ERR_CLIENTS_OUT_OF_SCOPE naming the targets outside the scope; nothing is run then. */
-  assertTargets(ids: Iterable<string>): void {
+  /** 403 ERR_CLIENTS_OUT_OF_SCOPE naming the targets outside the scope; nothing is run (or saved) then. */
+  assertTargets(ids: Iterable<string>, what: 'run' | 'schedule' = 'run'): void {
     if (!this.members) return;
     const outside: string[] = [];
     for (const id of ids) if (!this.has(id)) outside.push(id);
@@ -58,8 +58,8 @@ export class ClientScope {
     throw new AppError(
       'forbidden',
       ERROR_CODES.clientsOutOfScope,
-      `The run targets ${outside.length} client(s) outside your client scope: ${named}${more}`,
-      'your user groups are limited to some client groups; nothing was run',
+      `The ${what} targets ${outside.length} client(s) outside your client scope: ${named}${more}`,
+      `your user groups are limited to some client groups; nothing was ${what === 'run' ? 'run' : 'saved'}`,
     );
   }
 }

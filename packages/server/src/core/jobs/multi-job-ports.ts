@@ -33,6 +33,16 @@ export interface MultiJobRepository {
    */
   get(jid: string, withTargets?: boolean): Promise<StoredMultiJob | undefined>;
   list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }>;
+  /**
+   * As `list`, counting and paging only the runs whose every recorded target satisfies `keep` (a run stored
+   * before 010, without recorded targets, is left out). Reads the runs the filters match a slice at a time.
+   */
+  listWhere(
+    query: ListQuery,
+    keep: (clientId: string) => boolean,
+  ): Promise<{ data: MultiJobSummary[]; count: number }>;
+  /** The clients the run resolved to; null for a run stored before 010, undefined for an unknown run. */
+  targetIds(jid: string): Promise<string[] | null | undefined>;
   /** Every target of the run has a child job now (dispatched, failed, or recorded as not started). */
   markRunEnded(jid: string, at: Date): Promise<void>;
   /** Saves a staged run's progress. */

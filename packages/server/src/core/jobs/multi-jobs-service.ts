@@ -26,7 +26,7 @@ import { envNotKept, nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds }
 import { EXPORT_PAGE, runCsv } from './run-export.js';
 import { INTERRUPTED, STAGED_INTERRUPTED, recordNotStarted } from './run-recovery.js';
 import { runStatus } from './run-status.js';
-import { resolveTargets } from './targets.js';
+import { resolveTargets, targetIdsNow, type Targeting } from './targets.js';
 import { resolveRunEnv, storedEnvOf, type RunRequester, type RunSecretSource } from './run-env.js';
 import { RunFollow, type FollowObserver } from './run-follow.js';
 
@@ -73,6 +73,15 @@ export interface RunLink {
   requester?: RunRequester;
   /** Throws to refuse the whole run before anything is stored or sent. */
   check?: (run: RunToCheck) => void;
+}
+
+/**
+ * The clients a caller may see (core/access ClientScope): a limited scope sees only the runs whose every target
+ * it holds.
+ */
+export interface RunScope {
+  readonly limited: boolean;
+  has(clientId: string): boolean;
 }
 
 /** A run's overall status (see multiJobSchema). */
@@ -314,8 +323,11 @@ export class MultiJobsService {
     return { jid, cancelled, cancelling, not_cancelled: notCancelled };
   }
 
-  /** Follows a run or a job already running, wherever it was started (see RunFollow); `start` it with a jid. */
-  follow(observer: FollowObserver, pollMs?: number): RunFollow {
+  /**
+   * Follows a run or a job already running, wherever it was started (see RunFollow); `start` it with a jid.
+   * With a limited `scope`, a run or job outside it is answered as unknown.
+   */
+  follow(observer: FollowObserver, pollMs?: number, scope?: RunScope): RunFollow {
     return new RunFollow(
       {
         jobs: this.deps.jobs,
@@ -323,13 +335,34 @@ export class MultiJobsService {
         watch: this.deps.watch.another(),
         log: this.deps.log,
         ...(pollMs === undefined ? {} : { pollMs }),
+        ...(scope ? { scope } : {}),
       },
       observer,
     );
   }
 
-  list(query: ListQuery): Promise<{ data: MultiJobSummary[]; count: number }> {
-    return this.deps.multiJobs.list(query);
+  /** The runs, or with a limited scope only those whose every target is in it (issue 28 §2). */
+  list(query: ListQuery, scope?: RunScope): Promise<{ data: MultiJobSummary[]; count: number }> {
+    if (!scope?.limited) return this.deps.multiJobs.list(query);
+    return this.deps.multiJobs.listWhere(query, (id) => scope.has(id));
+  }
+
+  /**
+   * 404 ERR_MULTI_JOB_NOT_FOUND, as for an unknown run, when a limited scope lacks one of the run's targets (or
+   * the run, stored before 010, has none recorded): such a run is not shown, read, followed, cancelled or rerun.
+   */
+  async assertVisible(jid: string, scope: RunScope | undefined): Promise<void> {
+    if (!scope?.limited) return;
+    const ids = await this.deps.multiJobs.targetIds(jid);
+    if (!ids || ids.length === 0 || !ids.every((id) => scope.has(id))) throw multiJobNotFound(jid);
+  }
+
+  /**
+   * The clients `targeting` reaches now, for a scope check of something that resolves its targets later (a
+   * schedule): unknown client ids are kept (no scope holds them); an unknown group or an empty match adds none.
+   */
+  targetIdsNow(targeting: Targeting): Promise<string[]> {
+    return targetIdsNow(targeting, this.deps.clients, this.deps.groups);
   }
 
   /** Stops every run and waits until each has recorded its remaining clients. */

@@ -1,7 +1,7 @@
 import type { Job, ListQuery } from '@svc/protocol';
 import type { JobWatch, OutputStream } from './job-watch.js';
 import type { ChildRef } from './multi-job-runner.js';
-import type { MultiJobsService } from './multi-jobs-service.js';
+import type { MultiJobsService, RunScope } from './multi-jobs-service.js';
 import type { JobRepository } from './ports.js';
 
 /** How often a followed run is read for children it has reached since (their results arrive as events). */
@@ -23,10 +23,12 @@ export interface FollowObserver {
 
 export interface RunFollowDeps {
   jobs: JobRepository;
-  multi: Pick<MultiJobsService, 'get'>;
+  multi: Pick<MultiJobsService, 'get' | 'assertVisible'>;
   /** A watch of the follower's own (a jid has one listener per watch). */
   watch: JobWatch;
   pollMs?: number;
+  /** The follower's client scope: a job of a client outside it, or a run reaching one, is answered 404. */
+  scope?: RunScope;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -63,10 +65,13 @@ export class RunFollow {
   /** Starts following `jid`: a job (of one client), else a multi-client run; rejects with the run's 404. */
   async start(jid: string): Promise<void> {
     const single = await this.deps.jobs.getById(jid);
-    if (single) {
+    const { scope } = this.deps;
+    if (single && (!scope?.limited || scope.has(single.client_id))) {
       this.single = true;
       return this.followJob(single);
     }
+    // A job outside the scope is answered as the unknown run its jid is not.
+    await this.deps.multi.assertVisible(jid, scope);
     await this.deps.multi.get(jid, false, false); // 404 for an unknown jid
     await this.poll(jid);
   }

@@ -1,4 +1,4 @@
-import { AppError, ERROR_CODES, type MultiCommandBody } from '@svc/protocol';
+import { AppError, ERROR_CODES, isAppError, type MultiCommandBody } from '@svc/protocol';
 import type { ClientGroups, TargetClient, TargetClients } from './multi-job-ports.js';
 
 export type Targeting = Pick<MultiCommandBody, 'client_ids' | 'group_ids' | 'tags' | 'labels'>;
@@ -79,4 +79,35 @@ export async function resolveTargets(
   }
   if (byId.size === 0) throw noTargets('client_ids and group_ids (the groups have no clients)');
   return [...byId.values()];
+}
+
+/**
+ * The ids `targeting` reaches now without refusing anything: client_ids as given (known or not), the members of
+ * the known group_ids, or the clients matching the tags or labels (none: empty). For scope checks of targeting
+ * that is resolved later again (schedules).
+ */
+export async function targetIdsNow(
+  targeting: Targeting,
+  clients: TargetClients,
+  groups: ClientGroups,
+): Promise<string[]> {
+  if (targeting.tags || targeting.labels) {
+    try {
+      return (await resolveTargets(targeting, clients, groups)).map((client) => client.id);
+    } catch (err) {
+      if (isAppError(err) && err.code === ERROR_CODES.noTargets) return [];
+      throw err;
+    }
+  }
+  const ids = new Set(targeting.client_ids ?? []);
+  for (const group of targeting.group_ids ?? []) {
+    let members: readonly string[] = [];
+    try {
+      members = await groups.membersOf([group]);
+    } catch (err) {
+      if (!(isAppError(err) && err.kind === 'not_found')) throw err;
+    }
+    for (const id of members) if (clients.get(id)) ids.add(id);
+  }
+  return [...ids];
 }

@@ -14,6 +14,10 @@ import type { ScheduleDefinition, ScheduleRepository, StoredFiring, StoredSchedu
 import { scheduleErrors } from './schedule-errors.js';
 import type { ScheduleRuns } from './schedule-runs.js';
 import { runOptionsOf } from './run-options.js';
+import { ScheduleScopes, type ScheduleViewer } from './schedule-scope.js';
+
+/** Without target resolution (tests of other parts) a schedule reaches no client now. */
+const NO_TARGETS = new ScheduleScopes(() => Promise.resolve([]));
 
 const DEFAULTS = { timeout_sec: 60, cwd: '', is_sudo: false, interpreter: '' };
 
@@ -41,18 +45,22 @@ function definitionOf(body: ScheduleBody): ScheduleDefinition {
 
 /**
  * The schedules API (OpenRPort's /schedules): create, read, replace, delete, list, and each schedule's firings
- * with the state of the runs they started. Firing itself is the Scheduler's.
+ * with the state of the runs they started. Firing itself is the Scheduler's. With a `viewer` whose client
+ * scope is limited, schedules outside it are unknown (404) and not listed, and targets outside it are refused
+ * (see ScheduleScopes).
  */
 export class SchedulesService {
   constructor(
     private readonly repository: ScheduleRepository,
     private readonly runs: ScheduleRuns,
     private readonly clock: Clock,
+    private readonly scopes: ScheduleScopes = NO_TARGETS,
   ) {}
 
-  async create(body: ScheduleBody, createdBy: string): Promise<Schedule> {
+  async create(body: ScheduleBody, createdBy: string, viewer?: ScheduleViewer): Promise<Schedule> {
     const now = this.clock.now();
     const definition = definitionOf(body);
+    await this.scopes.assertTargets(definition, viewer);
     const schedule: StoredSchedule = {
       id: randomUUID(),
       name: body.name,
@@ -67,15 +75,21 @@ export class SchedulesService {
     return this.view(schedule);
   }
 
-  async get(id: string): Promise<Schedule> {
-    return this.view(await this.stored(id));
+  async get(id: string, viewer?: ScheduleViewer): Promise<Schedule> {
+    return this.view(await this.stored(id, viewer));
   }
 
   /** Replaces the whole schedule; the next firing is computed afresh from now. */
-  async replace(id: string, body: ScheduleBody, updatedBy: string): Promise<Schedule> {
-    const current = await this.stored(id);
+  async replace(
+    id: string,
+    body: ScheduleBody,
+    updatedBy: string,
+    viewer?: ScheduleViewer,
+  ): Promise<Schedule> {
+    const current = await this.stored(id, viewer);
     const now = this.clock.now();
     const definition = definitionOf(body);
+    await this.scopes.assertTargets(definition, viewer);
     const next: StoredSchedule = {
       ...current,
       name: body.name,
@@ -88,18 +102,31 @@ export class SchedulesService {
     return this.view(next);
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, viewer?: ScheduleViewer): Promise<void> {
+    if (viewer?.scope.limited) await this.stored(id, viewer);
     if (!(await this.repository.delete(id))) throw scheduleErrors.notFound(id);
   }
 
-  async list(query: ListQuery): Promise<{ data: Schedule[]; count: number }> {
-    const { data, count } = await this.repository.list(query);
-    return { data: await Promise.all(data.map((s) => this.view(s))), count };
+  async list(query: ListQuery, viewer?: ScheduleViewer): Promise<{ data: Schedule[]; count: number }> {
+    if (!viewer?.scope.limited) {
+      const { data, count } = await this.repository.list(query);
+      return { data: await Promise.all(data.map((s) => this.view(s))), count };
+    }
+    // Filtered by what each schedule reaches now, so the page is cut after filtering (schedules are few).
+    const { data: all } = await this.repository.list({ sort: query.sort, filters: query.filters });
+    const shown: StoredSchedule[] = [];
+    for (const s of all) if (await this.scopes.visible(s, viewer)) shown.push(s);
+    const from = query.page?.offset ?? 0;
+    const page = query.page ? shown.slice(from, from + query.page.limit) : shown;
+    return { data: await Promise.all(page.map((s) => this.view(s))), count: shown.length };
   }
 
   /** The newest firings first, each with its run's state, and every firing counted by outcome. */
-  async firings(id: string): Promise<{ data: ScheduleFiring[]; outcomes: FiringCounts }> {
-    await this.stored(id);
+  async firings(
+    id: string,
+    viewer?: ScheduleViewer,
+  ): Promise<{ data: ScheduleFiring[]; outcomes: FiringCounts }> {
+    await this.stored(id, viewer);
     const [firings, outcomes] = await Promise.all([
       this.repository.firings(id, SCHEDULE_HISTORY_LENGTH),
       this.repository.firingCounts(id),
@@ -107,9 +134,10 @@ export class SchedulesService {
     return { data: await Promise.all(firings.map((f) => this.firingView(f))), outcomes };
   }
 
-  private async stored(id: string): Promise<StoredSchedule> {
+  /** 404 for an unknown schedule, and for one outside the viewer's client scope. */
+  private async stored(id: string, viewer?: ScheduleViewer): Promise<StoredSchedule> {
     const found = await this.repository.get(id);
-    if (!found) throw scheduleErrors.notFound(id);
+    if (!found || !(await this.scopes.visible(found, viewer))) throw scheduleErrors.notFound(id);
     return found;
   }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   JOB_STATUSES,
   jobCreatedSchema,
@@ -124,6 +124,10 @@ export function multiCommandRoutes(
   multi: MultiJobsService,
   library: LibraryService,
 ): void {
+  /** A run with a target outside the caller's client scope is answered as unknown (404). */
+  const visible = async (request: FastifyRequest<{ Params: { jid: string } }>) =>
+    multi.assertVisible(request.params.jid, (await accessOf(request)).scope);
+
   app.post('/commands', documented(OPERATIONS.command), async (request) => {
     const body = parseBody(multiCommandBodySchema, request.body);
     const { user } = callerOf(request);
@@ -139,7 +143,7 @@ export function multiCommandRoutes(
 
   app.get('/commands', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Query, MULTI_JOB_LIST);
-    const { data, count } = await multi.list(query);
+    const { data, count } = await multi.list(query, (await accessOf(request)).scope);
     return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
   });
 
@@ -149,6 +153,7 @@ export function multiCommandRoutes(
     '/commands/:jid',
     documented(OPERATIONS.get),
     async (request, reply) => {
+      await visible(request);
       if (wantsCsv(request))
         return sendCsv(reply, request.params.jid, await multi.exportCsv(request.params.jid));
       const { fields } = parseListQuery(request.query as Query, MULTI_JOB_ITEM);
@@ -162,7 +167,10 @@ export function multiCommandRoutes(
   app.delete<{ Params: { jid: string } }>(
     '/commands/:jid',
     documented(OPERATIONS.cancel),
-    async (request, reply) => reply.code(202).send({ data: await multi.cancel(request.params.jid) }),
+    async (request, reply) => {
+      await visible(request);
+      return reply.code(202).send({ data: await multi.cancel(request.params.jid) });
+    },
   );
 
   app.post<{ Params: { jid: string } }>(
@@ -170,6 +178,7 @@ export function multiCommandRoutes(
     documented(OPERATIONS.rerun),
     async (request) => {
       const only = rerunSelection(request.query);
+      await visible(request);
       const { user } = callerOf(request);
       const access = await accessOf(request);
       // The run's vault references are resolved for the user asking for the rerun.
@@ -186,6 +195,7 @@ export function multiCommandRoutes(
     documented(OPERATIONS.children),
     async (request) => {
       const query = parseListQuery(request.query as Query, MULTI_JOB_CHILDREN);
+      await visible(request);
       const { data, count } = await multi.children(request.params.jid, query);
       return { data: data.map((job) => pickFields(job, query.fields)), meta: { count } };
     },

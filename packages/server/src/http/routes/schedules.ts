@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   firingCountsSchema,
   parseListQuery,
@@ -9,7 +9,9 @@ import {
 } from '@svc/protocol';
 import { z } from 'zod';
 import { SCHEDULE_ITEM, SCHEDULE_LIST } from '../../core/schedules/schedule-list.js';
+import type { ScheduleViewer } from '../../core/schedules/schedule-scope.js';
 import type { SchedulesService } from '../../core/schedules/schedules-service.js';
+import { accessOf } from '../access.js';
 import { callerOf } from '../auth.js';
 import { parseBody } from '../body.js';
 import {
@@ -80,37 +82,45 @@ const OPERATIONS = {
   },
 } satisfies Record<string, ApiOperation>;
 
-/** OpenRPort's /schedules, open to every authenticated user (as the run routes are). */
+/** The caller as the schedules service checks their client scope. */
+const viewerOf = async (request: FastifyRequest): Promise<ScheduleViewer> => ({
+  username: callerOf(request).user.username,
+  scope: (await accessOf(request)).scope,
+});
+
+/** OpenRPort's /schedules, for those with the scheduler permission; a client scope limits what they see. */
 export function scheduleRoutes(app: FastifyInstance, schedules: SchedulesService): void {
   app.post('/schedules', documented(OPERATIONS.create), async (request, reply) => {
     const body = parseBody(scheduleBodySchema, request.body);
-    const data = await schedules.create(body, callerOf(request).user.username);
+    const viewer = await viewerOf(request);
+    const data = await schedules.create(body, viewer.username, viewer);
     return reply.status(201).send({ data });
   });
 
   app.get('/schedules', documented(OPERATIONS.list), async (request) => {
     const query = parseListQuery(request.query as Query, SCHEDULE_LIST);
-    const { data, count } = await schedules.list(query);
+    const { data, count } = await schedules.list(query, await viewerOf(request));
     return { data: data.map((s) => pickFields(s, query.fields)), meta: { count } };
   });
 
   app.get<ScheduleParams>('/schedules/:id', documented(OPERATIONS.get), async (request) => {
     const { fields } = parseListQuery(request.query as Query, SCHEDULE_ITEM);
-    return { data: pickFields(await schedules.get(request.params.id), fields) };
+    return { data: pickFields(await schedules.get(request.params.id, await viewerOf(request)), fields) };
   });
 
   app.put<ScheduleParams>('/schedules/:id', documented(OPERATIONS.replace), async (request) => {
     const body = parseBody(scheduleBodySchema, request.body);
-    return { data: await schedules.replace(request.params.id, body, callerOf(request).user.username) };
+    const viewer = await viewerOf(request);
+    return { data: await schedules.replace(request.params.id, body, viewer.username, viewer) };
   });
 
   app.delete<ScheduleParams>('/schedules/:id', documented(OPERATIONS.delete), async (request, reply) => {
-    await schedules.delete(request.params.id);
+    await schedules.delete(request.params.id, await viewerOf(request));
     return reply.status(204).send();
   });
 
   app.get<ScheduleParams>('/schedules/:id/runs', documented(OPERATIONS.runs), async (request) => {
-    const { data, outcomes } = await schedules.firings(request.params.id);
+    const { data, outcomes } = await schedules.firings(request.params.id, await viewerOf(request));
     const count = Object.values(outcomes).reduce((a, b) => a + b, 0);
     return { data, meta: { count, outcomes } };
   });

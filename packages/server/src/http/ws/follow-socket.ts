@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { AppError, type ErrorBody, type Job } from '@svc/protocol';
 import type { OutputStream } from '../../core/jobs/job-watch.js';
 import type { ChildRef } from '../../core/jobs/multi-job-runner.js';
-import type { MultiJobsService } from '../../core/jobs/multi-jobs-service.js';
+import type { MultiJobsService, RunScope } from '../../core/jobs/multi-jobs-service.js';
 import type { FollowObserver, RunFollow } from '../../core/jobs/run-follow.js';
 import { toAppError } from '../errors.js';
 import {
@@ -36,8 +36,9 @@ export class FollowSocketSession implements FollowObserver {
     jid: string,
     multi: MultiJobsService,
     private readonly log: Log,
+    scope?: RunScope,
   ) {
-    this.follow = multi.follow(this);
+    this.follow = multi.follow(this, undefined, scope);
     ws.on('error', (err) => log.debug({ err }, 'follow socket error'));
     ws.once('close', () => this.end());
     this.follow.start(jid).catch((err: unknown) => {

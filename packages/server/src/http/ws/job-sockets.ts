@@ -81,7 +81,7 @@ export function serveJobSockets(
           new JobSocketSession(ws, socket, ending, kind, caller.user, deps.multi, deps.log, {
             check: (run) => access.assertRun(run),
           });
-        else new FollowSocketSession(ws, socket, ending, followed ?? '', deps.multi, deps.log);
+        else new FollowSocketSession(ws, socket, ending, followed ?? '', deps.multi, deps.log, access.scope);
       });
     } catch (err) {
       const appError = toAppError(err);
