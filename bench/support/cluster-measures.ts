@@ -66,9 +66,10 @@ interface JobAnswer {
 
 /**
  * One command's round trip through `api`: POST /clients/{id}/commands (the simulated agent's no-op), then GET of
- * the job every `pollMs` until it is no longer running. Returns the time from sending the POST to that answer.
+ * the job every `pollMs` until it is no longer running. Returns the time from sending the POST to that answer,
+ * or why the job did not succeed.
  */
-async function roundTrip(api: ApiClient, clientId: string, pollMs: number): Promise<number> {
+async function roundTrip(api: ApiClient, clientId: string, pollMs: number): Promise<number | string> {
   const started = performance.now();
   const post = await api.post(`/clients/${clientId}/commands`, { command: 'noop' });
   if (post.status !== 200)
@@ -82,8 +83,7 @@ async function roundTrip(api: ApiClient, clientId: string, pollMs: number): Prom
       );
     const job = (JSON.parse(answer.body) as JobAnswer).data;
     if (job.status !== 'running') {
-      if (job.status !== 'successful')
-        throw new Error(`job ${jid} on ${clientId}: ${job.status} ${job.error ?? ''}`);
+      if (job.status !== 'successful') return `${job.status}: ${job.error ?? ''}`;
       return performance.now() - started;
     }
     if (performance.now() - started > JOB_TIMEOUT_MS)
@@ -98,6 +98,8 @@ export interface Routing {
   other: string;
   viaOwner: LatencySummary;
   viaOther: LatencySummary;
+  /** Round trips (warm-ups included) whose job did not succeed: they are left out of the times. */
+  failed: { via: string; error: string }[];
   /** Median through the other node / median through the owner. */
   ratio: number;
 }
@@ -116,26 +118,36 @@ export async function routingOverhead(
   const [first] = await connectedIdsOf(owner.api, owner.agentPrefix);
   if (!first) throw new Error(`${owner.id} lists no connected client ${owner.agentPrefix}*`);
   const clientId = first.id;
-  for (let i = 0; i < warmup; i++) {
-    await roundTrip(owner.api, clientId, pollMs);
-    await roundTrip(other.api, clientId, pollMs);
-  }
+  const failed: { via: string; error: string }[] = [];
   const viaOwner: number[] = [];
   const viaOther: number[] = [];
+  const time = async (node: BenchNode, into: number[] | undefined) => {
+    const outcome = await roundTrip(node.api, clientId, pollMs).catch((err: unknown) => String(err));
+    if (typeof outcome === 'string') failed.push({ via: node.id, error: outcome });
+    else into?.push(outcome);
+  };
+  for (let i = 0; i < warmup; i++) {
+    await time(owner, undefined);
+    await time(other, undefined);
+  }
   for (let i = 0; i < runs; i++) {
-    viaOwner.push(await roundTrip(owner.api, clientId, pollMs));
-    viaOther.push(await roundTrip(other.api, clientId, pollMs));
+    await time(owner, viaOwner);
+    await time(other, viaOther);
   }
   const [a, b] = [summarize(viaOwner), summarize(viaOther)];
-  return { clientId, owner: owner.id, other: other.id, viaOwner: a, viaOther: b, ratio: b.p50 / a.p50 };
+  return {
+    clientId,
+    owner: owner.id,
+    other: other.id,
+    viaOwner: a,
+    viaOther: b,
+    ratio: b.p50 / a.p50,
+    failed,
+  };
 }
 
-interface StatusCounts {
-  running: number;
-  successful: number;
-  failed: number;
-  unknown: number;
-}
+/** `meta.jobs` of GET /commands/{jid}: children per status (running, queued, successful, failed, …). */
+type StatusCounts = Record<string, number>;
 
 export interface FanoutRun {
   /** From sending the POST to the GET that counted every child finished. */
@@ -144,6 +156,28 @@ export interface FanoutRun {
   polls: number;
   /** svcd CPU time of every node during the run. */
   cpuMs: Record<string, number>;
+  /** Children per status at the end; every one should be successful. */
+  counts: StatusCounts;
+  /** A few children that did not succeed: `client_id: status: error`. */
+  notSuccessful: string[];
+}
+
+const finishedOf = (counts: StatusCounts) =>
+  Object.entries(counts).reduce(
+    (n, [status, count]) => (['running', 'queued'].includes(status) ? n : n + count),
+    0,
+  );
+
+/** Up to 5 children of the run that did not succeed, with their errors. */
+async function notSuccessful(api: ApiClient, jid: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const status of ['failed', 'unknown', 'expired', 'cancelled', 'skipped']) {
+    const page = await api.getJson<{ client_id: string; error?: string }[]>(
+      `/commands/${jid}/jobs?filter[status]=${status}&page[limit]=5`,
+    );
+    out.push(...page.data.map((job) => `${job.client_id}: ${status}: ${job.error ?? ''}`));
+  }
+  return out.slice(0, 5);
 }
 
 /** Client ids for a fan-out: `count` of them, taken in turn from each node's connected clients. */
@@ -159,7 +193,7 @@ export async function fanoutTargets(nodes: BenchNode[], count: number): Promise<
 
 /**
  * POST /commands {command: "noop", client_ids, execute_concurrently} through `via`, then GET /commands/{jid}
- * every `pollMs` until every child is finished (all must succeed).
+ * every `pollMs` until every child is finished; those that did not succeed are counted and sampled.
  */
 export async function fanout(
   via: BenchNode,
@@ -182,14 +216,13 @@ export async function fanout(
     if (answer.status !== 200)
       throw new Error(`GET /commands/${jid}: HTTP ${answer.status} ${answer.body.slice(0, 300)}`);
     const counts = (JSON.parse(answer.body) as { meta: { jobs: StatusCounts } }).meta.jobs;
-    if (counts.successful + counts.failed + counts.unknown === ids.length) {
+    if (finishedOf(counts) === ids.length) {
       const ms = performance.now() - started;
-      if (counts.successful !== ids.length)
-        throw new Error(`run ${jid}: not every child succeeded: ${JSON.stringify(counts)}`);
       const cpuMs = Object.fromEntries(
         nodes.map((node, i) => [node.id, node.svcd.cpuMs() - (cpuBefore[i] ?? 0)]),
       );
-      return { ms, postMs: post.ms, polls, cpuMs };
+      const failures = counts['successful'] === ids.length ? [] : await notSuccessful(via.api, jid);
+      return { ms, postMs: post.ms, polls, cpuMs, counts, notSuccessful: failures };
     }
     if (performance.now() - started > JOB_TIMEOUT_MS)
       throw new Error(`run ${jid} not finished after ${JOB_TIMEOUT_MS} ms: ${JSON.stringify(counts)}`);
