@@ -44,6 +44,7 @@ import {
 } from './support/cluster-measures.js';
 import { spread, startCluster, type BenchNode } from './support/cluster-setup.js';
 import { summarize } from './support/latency.js';
+import { presentClients } from './support/presence-count.js';
 import { loadSettings } from './support/load-settings.js';
 import {
   checksTable,
@@ -166,6 +167,13 @@ async function main(): Promise<boolean> {
     `all ${AGENTS} connected in ${connectSeconds.toFixed(1)} s, counted by every node after ${listedSeconds.toFixed(1)} s`,
   );
 
+  // Client keys in NATS presence: a missing one makes commands through other nodes fail "not connected".
+  const presence: Record<string, number | string> = {};
+  const countPresence = async (when: string) => {
+    presence[when] = await presentClients(natsUrl).catch((err: unknown) => String(err));
+    progress(`client keys in NATS presence ${when}: ${presence[when]} (agents ${AGENTS})`);
+  };
+  await countPresence('after connecting');
   const listings = await listingThroughEachNode(nodes, AGENTS, REQUESTS);
   progress(`routing: ${ROUTE_RUNS} round trips each through ${first.id} (owner) and ${second.id}`);
   const routing = await routingOverhead(first, second, ROUTE_RUNS, ROUTE_WARMUP, ROUTE_POLL_MS);
@@ -174,6 +182,7 @@ async function main(): Promise<boolean> {
       `${second.id}: ${routing.ratio.toFixed(2)} ×`,
   );
 
+  await countPresence('before the fan-outs');
   const ids = await fanoutTargets(nodes, FANOUT_CLIENTS);
   progress(`fan-out to ${ids.length} clients through ${first.id}: warm-up run`);
   const warmup = await fanout(first, nodes, ids, POLL_MS);
@@ -193,6 +202,7 @@ async function main(): Promise<boolean> {
   }
   const fanoutMedian = median(runs.map((r) => r.ms));
   const notSuccessful = runs.reduce((n, r) => n + ids.length - (r.counts['successful'] ?? 0), 0);
+  await countPresence('after the fan-outs');
   const lostWhileHeld = disconnects(nodes);
 
   const victim = nodes.at(-1) as BenchNode;
@@ -265,6 +275,10 @@ async function main(): Promise<boolean> {
       ms(median(runs.map((r) => r.cpuMs[node.id] ?? 0))),
     ]),
     ['links lost before the kill (should be 0)', String(lostWhileHeld)],
+    ...Object.entries(presence).map(([when, n]) => [
+      `client keys in NATS presence ${when} (should be ${AGENTS})`,
+      String(n),
+    ]),
     [`failover: last of ${result.agents} accepted by another node`, seconds(result.reconnectedMs)],
     ['failover: all listed connected through every surviving node', seconds(result.listedMs)],
     [`failover: ${result.victim} gone from /status cluster.nodes`, seconds(result.goneFromStatusMs)],
@@ -306,7 +320,17 @@ async function main(): Promise<boolean> {
     machine: machine(),
     targets: TARGETS,
     checks,
-    figures: { connectSeconds, listedSeconds, listings, routing, fanoutMedian, warmup, runs, lostWhileHeld },
+    figures: {
+      connectSeconds,
+      listedSeconds,
+      listings,
+      routing,
+      fanoutMedian,
+      warmup,
+      runs,
+      lostWhileHeld,
+      presence,
+    },
     failover: result,
     fleets: Object.fromEntries(nodes.map((node) => [node.id, node.fleet.stats()])),
   });
