@@ -8,6 +8,9 @@
  *
  *   node --import tsx bench/simulator-worker.ts '{"worker":0,"url":"ws://127.0.0.1:8080","authId":"..",
  *     "password":"..","fingerprint":"..","idPrefix":"sim-0-","count":2500,"startConcurrency":8}'
+ *
+ * With `"fallbackUrls":["ws://127.0.0.1:8081",...]` (other nodes of a cluster) an agent whose link is lost goes on
+ * to those (LoadSimulator's fallbackUrls).
  */
 import { createInterface } from 'node:readline';
 import { LoadSimulator, type SimulatorOptions } from './support/load-simulator.js';
@@ -26,6 +29,12 @@ function parseConfig(text: string | undefined): WorkerConfig {
     if (typeof config[key] !== 'string') throw new Error(`config.${key} must be a string`);
   for (const key of ['worker', 'count', 'startConcurrency'] as const)
     if (!Number.isInteger(config[key])) throw new Error(`config.${key} must be a whole number`);
+  const { fallbackUrls } = config;
+  if (
+    fallbackUrls !== undefined &&
+    !(Array.isArray(fallbackUrls) && fallbackUrls.every((u) => typeof u === 'string'))
+  )
+    throw new Error('config.fallbackUrls must be a list of strings');
   return config as WorkerConfig;
 }
 

@@ -38,6 +38,11 @@ export interface SimulatorOptions {
   handshakeTimeoutMs?: number;
   /** Send results on output channels only, as agents before `job.result` did (default false). */
   resultsOnChannel?: boolean;
+  /**
+   * Other nodes of a cluster (default none). Once an agent's link to `url` is lost, its next attempts go round
+   * these, starting at one picked by the agent's number, so that a killed node's agents spread over the others.
+   */
+  fallbackUrls?: string[];
 }
 
 export interface SimulatorStats {
@@ -139,9 +144,13 @@ class SimulatedAgent {
   /** The control peer of the current link while the hello is accepted. */
   peer: ControlPeer | undefined;
   private settled: (() => void) | undefined;
+  /** Lost links, and failed attempts after one: with fallback URLs, each moves the next attempt on. */
+  private moves = 0;
 
   constructor(
     readonly clientId: string,
+    /** The agent's number in its simulator: where its round over the fallback URLs starts. */
+    private readonly index: number,
     private readonly fleet: LoadSimulator,
     private readonly options: Required<SimulatorOptions>,
   ) {
@@ -157,11 +166,23 @@ class SimulatedAgent {
       if (signal.aborted) break;
       if (failure === undefined) this.failStreak = 0;
       else this.fleet.failed(this, failure);
+      if (failure === undefined || this.moves > 0) this.moveOn();
       const delay = this.backoff.next();
       this.fleet.delayDrawn(delay);
       this.setState('backingOff');
       await this.backoff.sleep(delay, signal);
     }
+  }
+
+  /** The URL of the next attempt: `url` until a link is lost, then the fallbacks in turn. */
+  private currentUrl(): string {
+    const { url, fallbackUrls } = this.options;
+    if (this.moves === 0 || fallbackUrls.length === 0) return url;
+    return fallbackUrls[(this.index + this.moves - 1) % fallbackUrls.length] ?? url;
+  }
+
+  private moveOn(): void {
+    if (this.options.fallbackUrls.length > 0) this.moves += 1;
   }
 
   /** Cuts the link at once (used when the simulator stops). */
@@ -188,7 +209,7 @@ class SimulatedAgent {
     let link: Link;
     try {
       link = await openLink({
-        url: this.options.url,
+        url: this.currentUrl(),
         credentials: { id: this.options.authId, password: this.options.password },
         fingerprint: this.options.fingerprint,
         handshakeTimeoutMs: this.options.handshakeTimeoutMs,
@@ -355,12 +376,13 @@ export class LoadSimulator {
       maxRetryIntervalMs: 300_000,
       handshakeTimeoutMs: 30_000,
       resultsOnChannel: false,
+      fallbackUrls: [],
       ...options,
     };
     const digits = String(Math.max(0, options.count - 1)).length;
     for (let n = 0; n < options.count; n++)
       this.agents.push(
-        new SimulatedAgent(`${options.idPrefix}${String(n).padStart(digits, '0')}`, this, full),
+        new SimulatedAgent(`${options.idPrefix}${String(n).padStart(digits, '0')}`, n, this, full),
       );
     this.stats = { ...emptyStats(), total: options.count, notStarted: options.count };
     this.startConcurrency = Math.max(1, options.startConcurrency);

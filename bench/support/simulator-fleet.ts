@@ -24,6 +24,8 @@ export interface FleetOptions {
   startConcurrency: number;
   /** Client ids are `<idPrefix><worker>-<n>` (default `sim-`), so that two fleets can share one svcd. */
   idPrefix?: string;
+  /** Other nodes of a cluster, where an agent goes once its link to `url` is lost (LoadSimulator). */
+  fallbackUrls?: string[];
 }
 
 export interface FleetStats extends SimulatorStats {
@@ -71,9 +73,10 @@ export class SimulatorFleet {
         idPrefix: `${this.options.idPrefix ?? 'sim-'}${w}-`,
         count,
         startConcurrency: Math.max(1, Math.round(startConcurrency / workers)),
+        ...(this.options.fallbackUrls ? { fallbackUrls: this.options.fallbackUrls } : {}),
       };
       const child = startChild(
-        `simulator ${w}`,
+        `simulator ${w}${this.options.idPrefix ? ` (${this.options.idPrefix})` : ''}`,
         process.execPath,
         ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)],
         { cwd: join(HERE, '..'), stdin: true },

@@ -29,6 +29,12 @@ export interface SvcdOptions {
   nodeArgs: string[];
   /** Serve the Prometheus metrics (`[api] metrics_address`) on a free loopback port. */
   metrics?: boolean;
+  /** Name in error messages (default `svcd`), e.g. a cluster node's id. */
+  name?: string;
+  /** More config: lines for `[server]` and `[api]`, and whole sections (`[database]`, `[cluster]`) after them. */
+  serverLines?: string[];
+  apiLines?: string[];
+  sections?: string[];
 }
 
 const tomlString = (value: string) => JSON.stringify(value);
@@ -126,10 +132,13 @@ export class SvcdProcess {
       `data_dir = ${tomlString(join(this.options.workDir, 'svcd-data'))}`,
       `auth = ${tomlString(`${CLIENT_AUTH.id}:${CLIENT_AUTH.password}`)}`,
       `max_concurrent_ssh_handshakes = ${this.options.maxHandshakes}`,
+      ...(this.options.serverLines ?? []),
       '[api]',
       `address = ${tomlString(`${HOST}:${this.apiPort}`)}`,
       `auth = ${tomlString(`${API_USER.name}:${API_USER.password}`)}`,
       ...(this.metricsPort ? [`metrics_address = ${tomlString(`${HOST}:${this.metricsPort}`)}`] : []),
+      ...(this.options.apiLines ?? []),
+      ...(this.options.sections ?? []),
       '[logging]',
       'log_level = "warn"',
       '',
@@ -139,7 +148,9 @@ export class SvcdProcess {
 
   private async launch(): Promise<void> {
     const args = [...this.options.nodeArgs, SVCD_BIN, '-c', this.configPath];
-    const child = startChild('svcd', process.execPath, args, { cwd: this.options.workDir });
+    const child = startChild(this.options.name ?? 'svcd', process.execPath, args, {
+      cwd: this.options.workDir,
+    });
     this.child = child;
     await waitForApi(this.apiBase, child);
   }
