@@ -4,104 +4,36 @@
  * every API action that reaches an agent is issued through each node for clients held by the others; then a
  * rolling restart (drain, restart, next) during which multi-client runs lose no job.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createApiClient, type ApiClient } from '../test-support/api-client.js';
-import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../test-support/databases.js';
-import { writeAdminUserFile } from '../test-support/e2e-setup.js';
-import { startTestNats, type TestNats } from '../test-support/nats.js';
 import {
-  SVCD_BIN,
-  SVC_BIN,
-  freePort,
-  freePortBlock,
-  parseLog,
-  runProcess,
-  startExecutable,
-  startProcess,
-  type RunningProcess,
-} from '../test-support/process.js';
+  ADMIN,
+  clientStates,
+  eventually,
+  finished,
+  finishedRun,
+  runOf,
+} from '../test-support/cluster-api.js';
+import { TestCluster, type ClusterNode } from '../test-support/cluster-harness.js';
+import { SVCD_BIN, freePort, parseLog, runProcess, startExecutable } from '../test-support/process.js';
+import { roundTrip, startEchoServer } from '../test-support/tcp.js';
 
-const ADMIN = { basic: ['admin', 'admin-secret-1'] as [string, string] };
 const HEARTBEAT_MS = 500;
 const HAPROXY = '/usr/sbin/haproxy';
-const START_TIMEOUT_MS = 60_000;
 const NODE_IDS = ['svcd-1', 'svcd-2', 'svcd-3'];
 const AGENT_IDS = ['agent-1', 'agent-2', 'agent-3'];
 /** The ports the shipped haproxy config names: the two frontends, then each node's API and agent listener. */
 const SHIPPED = { api: 3000, agents: 8080, nodeApi: [3101, 3102, 3103], nodeAgents: [8181, 8182, 8183] };
 
-interface Node {
-  id: string;
-  configPath: string;
-  apiPort: number;
-  clientPort: number;
-  svcd: RunningProcess;
-  api: ApiClient;
-}
-
-let dir: string;
-let db: TestDatabase;
-let nats: TestNats;
-let haproxy: RunningProcess;
-let fingerprint: string;
+let cluster: TestCluster;
+let nodes: ClusterNode[];
 let echo: Server;
-let echoPort: number;
 let lb: ApiClient;
 let lbAgentPort: number;
-const nodes: Node[] = [];
-const processes: RunningProcess[] = [];
-
-async function writeNodeConfig(id: string, apiPort: number, clientPort: number): Promise<string> {
-  const nodeDir = join(dir, id);
-  await mkdir(nodeDir, { recursive: true });
-  await writeAdminUserFile(nodeDir);
-  const tunnelPorts = await freePortBlock(4);
-  const { settings } = db;
-  const config = [
-    '[server]',
-    `address = "127.0.0.1:${clientPort}"`,
-    'data_dir = "data"',
-    'key_seed = "cluster-haproxy-seed"',
-    'auth_table = "clients_auth"',
-    `used_ports = ["${tunnelPorts}-${tunnelPorts + 3}"]`,
-    '[api]',
-    `address = "127.0.0.1:${apiPort}"`,
-    'auth_file = "users.json"',
-    // The same on every node: a token one node signs is checked by the others.
-    'jwt_secret = "cluster-haproxy-jwt-secret-0123456789"',
-    // Every request comes from haproxy's address.
-    'max_connections_per_address = 0',
-    'max_failed_login = 3',
-    '[database]',
-    `db_type = "${settings.db_type}"`,
-    `db_name = "${settings.db_name}"`,
-    `db_host = "${settings.db_host}"`,
-    `db_user = "${settings.db_user}"`,
-    '[cluster]',
-    'enabled = true',
-    `node_id = "${id}"`,
-    `nats_url = "${nats.url}"`,
-    `heartbeat_interval = "${HEARTBEAT_MS}ms"`,
-    'drain_timeout = "15s"',
-  ];
-  const path = join(nodeDir, 'svcd.conf');
-  await writeFile(path, config.join('\n'));
-  return path;
-}
-
-async function startNode(node: Omit<Node, 'svcd'>): Promise<Node> {
-  const svcd = startProcess(SVCD_BIN, ['-c', node.configPath], { cwd: join(dir, node.id) });
-  processes.push(svcd);
-  // A restart during the rolling upgrade shares two cores with three nodes, haproxy and the agents.
-  await svcd.waitForLog('API listening', START_TIMEOUT_MS);
-  fingerprint = String((await svcd.waitForLog('client listener started')).fingerprint);
-  return { ...node, svcd };
-}
 
 /** The shipped haproxy config with its ports replaced by the test's. */
 async function haproxyConfig(apiPort: number, agentPort: number): Promise<string> {
@@ -119,159 +51,18 @@ async function haproxyConfig(apiPort: number, agentPort: number): Promise<string
   return text;
 }
 
-async function startAgent(clientId: string, serverPort: number, auth = 'agent:agent-password-1') {
-  const conf = join(dir, `${clientId}.conf`);
-  await writeFile(
-    conf,
-    [
-      '[client]',
-      `server = "http://127.0.0.1:${serverPort}"`,
-      `auth = "${auth}"`,
-      `id = "${clientId}"`,
-      `fingerprint = "${fingerprint}"`,
-      `data_dir = "${join(dir, `${clientId}-data`)}"`,
-    ].join('\n'),
-  );
-  const agent = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
-  processes.push(agent);
-  await agent.waitForLog('connected to svcd');
-  return agent;
-}
-
-/** Polls (bounded) until `check` passes: the API offers no event for another node's change. */
-async function eventually<T>(
-  what: string,
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  withinMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what} not reached within ${withinMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function clientStates(via: Node): Promise<Record<string, string>> {
-  const res = await via.api.get('/clients?fields[clients]=id,connection_state', { auth: ADMIN });
-  expect(res.status, res.text).toBe(200);
-  const data = res.json.data as { id: string; connection_state: string }[];
-  return Object.fromEntries(data.map((c) => [c.id, c.connection_state]));
-}
-
-/** Which node holds each connected client, as the shared clients table says. */
-async function owners(): Promise<Record<string, string>> {
-  const [host, port] = db.settings.db_host.split(':');
-  const client = new pg.Client({
-    host,
-    port: Number(port ?? 5432),
-    user: db.settings.db_user,
-    database: db.settings.db_name,
-  });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ id: string; owner_node: string }>(
-      `select id, owner_node from clients where connection_state = 'connected'`,
-    );
-    return Object.fromEntries(rows.map((r) => [r.id, r.owner_node]));
-  } finally {
-    await client.end();
-  }
-}
-
-async function finishedJob(via: ApiClient, clientId: string, jid: string) {
-  return eventually(
-    `job ${jid} on ${clientId}`,
-    async () => {
-      const res = await via.get(`/clients/${clientId}/commands/${jid}`, { auth: ADMIN });
-      expect(res.status, res.text).toBe(200);
-      return res.json.data as { status: string; error: string; result: { stdout: string } };
-    },
-    (job) => job.status !== 'running',
-  );
-}
-
-type Run = { status: string; jobs: { client_id: string; status: string; result: { stdout: string } }[] };
-
-async function finishedRun(via: ApiClient, jid: string, withinMs = 20_000): Promise<Run> {
-  return eventually(
-    `run ${jid}`,
-    async () => {
-      const res = await via.get(`/commands/${jid}`, { auth: ADMIN });
-      expect(res.status, res.text).toBe(200);
-      return res.json.data as Run;
-    },
-    (run) => run.status !== 'running',
-    withinMs,
-  );
-}
-
-const nodeAt = (i: number): Node => {
-  const node = nodes[i % nodes.length];
-  if (!node) throw new Error(`no node ${i}`);
-  return node;
-};
-
-function roundTrip(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let got = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      got += chunk;
-      if (got.length >= text.length) {
-        socket.end();
-        resolve(got);
-      }
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** For each node, the clients held by the other nodes: every cross-node pair. */
-async function crossPairs(): Promise<[Node, string][]> {
-  const held = await owners();
-  const pairs: [Node, string][] = [];
-  for (const via of nodes)
-    for (const clientId of AGENT_IDS)
-      if (held[clientId] && held[clientId] !== via.id) pairs.push([via, clientId]);
-  return pairs;
-}
-
-beforeAll(async () => {
-  echo = createServer((socket) => socket.pipe(socket));
-  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-  echoPort = (echo.address() as { port: number }).port;
-  dir = await mkdtemp(join(tmpdir(), 'svc-cluster-lb-'));
-  [db, nats] = await Promise.all([createTestDatabase('postgres'), startTestNats()]);
-  // One after the other: the first creates the schema.
-  for (const id of NODE_IDS) {
-    const [apiPort, clientPort] = [await freePort(), await freePort()];
-    const configPath = await writeNodeConfig(id, apiPort, clientPort);
-    nodes.push(
-      await startNode({
-        id,
-        configPath,
-        apiPort,
-        clientPort,
-        api: createApiClient(`http://127.0.0.1:${apiPort}/api/v1`),
-      }),
-    );
-  }
+/** haproxy with the shipped config, answering on its API frontend. */
+async function startHaproxy(): Promise<void> {
   const [lbApiPort, agentPort] = [await freePort(), await freePort()];
   lbAgentPort = agentPort;
-  const cfg = join(dir, 'haproxy.cfg');
+  const cfg = join(cluster.dir, 'haproxy.cfg');
   await writeFile(cfg, await haproxyConfig(lbApiPort, agentPort));
   // Debian's haproxy (apt-get install haproxy; .ci/run installs it): a missing binary fails here, loudly.
   const check = startExecutable(HAPROXY, ['-c', '-f', cfg]);
   expect((await check.exited).code, check.stderr).toBe(0);
-  haproxy = startExecutable(HAPROXY, ['-db', '-f', cfg]);
-  processes.push(haproxy);
+  const haproxy = startExecutable(HAPROXY, ['-db', '-f', cfg]);
+  cluster.onClose(() => haproxy.stop());
   lb = createApiClient(`http://127.0.0.1:${lbApiPort}/api/v1`);
-  // haproxy is up once it answers on its API frontend.
   const exited = haproxy.exited.then(({ code }) => {
     throw new Error(`haproxy exited (${code}): ${haproxy.stderr}`);
   });
@@ -284,16 +75,67 @@ beforeAll(async () => {
       (res) => res.status === 200,
     ),
   ]);
-  const res = await lb.post('/clients-auth', { id: 'agent', password: 'agent-password-1' }, { auth: ADMIN });
-  expect(res.status, res.text).toBe(201);
-  for (const id of AGENT_IDS) await startAgent(id, lbAgentPort);
-  // leastconn spreads them: one agent per node; every node lists them all.
-  for (const node of nodes)
-    await eventually(
-      `${node.id} listing the agents`,
-      () => clientStates(node),
-      (states) => AGENT_IDS.every((id) => states[id] === 'connected'),
+}
+
+/** Which node holds each connected client, as the shared clients table says. */
+async function owners(): Promise<Record<string, string>> {
+  const { settings } = cluster.db;
+  const [host, port] = settings.db_host.split(':');
+  const client = new pg.Client({
+    host,
+    port: Number(port ?? 5432),
+    user: settings.db_user,
+    database: settings.db_name,
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; owner_node: string }>(
+      `select id, owner_node from clients where connection_state = 'connected'`,
     );
+    return Object.fromEntries(rows.map((r) => [r.id, r.owner_node]));
+  } finally {
+    await client.end();
+  }
+}
+
+const nodeAt = (i: number): ClusterNode => {
+  const node = nodes[i % nodes.length];
+  if (!node) throw new Error(`no node ${i}`);
+  return node;
+};
+
+/** For each node, the clients held by the other nodes: every cross-node pair. */
+async function crossPairs(): Promise<[ClusterNode, string][]> {
+  const held = await owners();
+  const pairs: [ClusterNode, string][] = [];
+  for (const via of nodes)
+    for (const clientId of AGENT_IDS)
+      if (held[clientId] && held[clientId] !== via.id) pairs.push([via, clientId]);
+  return pairs;
+}
+
+beforeAll(async () => {
+  echo = await startEchoServer();
+  cluster = await TestCluster.start({
+    name: 'cluster-lb',
+    heartbeatMs: HEARTBEAT_MS,
+    tunnelPorts: 4,
+    api: [
+      // The same on every node: a token one node signs is checked by the others.
+      'jwt_secret = "cluster-haproxy-jwt-secret-0123456789"',
+      // Every request comes from haproxy's address.
+      'max_connections_per_address = 0',
+      'max_failed_login = 3',
+    ],
+    cluster: () => ['drain_timeout = "15s"'],
+  });
+  nodes = await cluster.startNodes(...NODE_IDS);
+  await startHaproxy();
+  await cluster.createCredential();
+  // leastconn spreads them, one agent per node (haproxy counts each connection as it takes it); every node lists
+  // them all.
+  await Promise.all(AGENT_IDS.map((id) => cluster.startAgent(id, lbAgentPort)));
+  await cluster.connected(AGENT_IDS);
   await eventually(
     'one agent per node',
     owners,
@@ -302,11 +144,8 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const proc of processes.reverse()) await proc.stop();
+  await cluster?.close();
   echo?.close();
-  await nats?.stop();
-  await db?.drop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 test('commands and scripts through each node run on the clients the other nodes hold', async () => {
@@ -329,11 +168,11 @@ test('commands and scripts through each node run on the clients the other nodes 
         { auth: ADMIN },
       );
       expect(script.status, script.text).toBe(200);
-      expect(await finishedJob(via.api, clientId, command.json.data.jid as string)).toMatchObject({
+      expect(await finished(via.api, clientId, command.json.data.jid as string)).toMatchObject({
         status: 'successful',
         result: { stdout: `${via.id}-${clientId}\n` },
       });
-      expect(await finishedJob(lb, clientId, script.json.data.jid as string)).toMatchObject({
+      expect(await finished(lb, clientId, script.json.data.jid as string)).toMatchObject({
         status: 'successful',
         result: { stdout: `script-${via.id}-${clientId}\n` },
       });
@@ -342,41 +181,57 @@ test('commands and scripts through each node run on the clients the other nodes 
 });
 
 test('a multi-client run through each node covers the clients of all three, one result each', async () => {
-  for (const via of nodes) {
-    const res = await via.api.post(
-      '/commands',
-      { command: '/usr/bin/echo wide', client_ids: AGENT_IDS, execute_concurrently: true },
-      { auth: ADMIN },
-    );
-    expect(res.status, res.text).toBe(200);
-    const run = await finishedRun(via.api, res.json.data.jid as string);
-    expect(run.status).toBe('successful');
-    expect(run.jobs.map((j) => [j.client_id, j.status, j.result.stdout]).sort()).toEqual(
-      AGENT_IDS.map((id) => [id, 'successful', 'wide\n']),
-    );
-  }
+  // One run coordinated by each node, side by side.
+  await Promise.all(
+    nodes.map(async (via) => {
+      const res = await via.api.post(
+        '/commands',
+        { command: `/usr/bin/echo wide-${via.id}`, client_ids: AGENT_IDS, execute_concurrently: true },
+        { auth: ADMIN },
+      );
+      expect(res.status, res.text).toBe(200);
+      const run = await finishedRun(via.api, res.json.data.jid as string);
+      expect(run.status).toBe('successful');
+      expect(run.jobs.map((j) => [j.client_id, j.status, j.result.stdout]).sort()).toEqual(
+        AGENT_IDS.map((id) => [id, 'successful', `wide-${via.id}\n`]),
+      );
+    }),
+  );
 });
 
 test("a tunnel opened through each node for another node's client carries traffic and is deleted", async () => {
-  for (const [via, clientId] of await crossPairs()) {
-    const opened = await via.api.request(
-      'PUT',
-      `/clients/${clientId}/tunnels?${new URLSearchParams({ remote: `127.0.0.1:${echoPort}` }).toString()}`,
-      { auth: ADMIN },
-    );
-    expect(opened.status, opened.text).toBe(200);
-    const tunnel = opened.json.data as { id: string; lport: string };
-    expect(await roundTrip(Number(tunnel.lport), `${via.id}>${clientId}`)).toBe(`${via.id}>${clientId}`);
-    const deleted = await via.api.request('DELETE', `/clients/${clientId}/tunnels/${tunnel.id}?force=true`, {
-      auth: ADMIN,
-    });
-    expect(deleted.status, deleted.text).toBe(204);
-  }
+  const remote = `127.0.0.1:${(echo.address() as { port: number }).port}`;
+  const pairs = await crossPairs();
+  // The clients side by side; one client's two tunnels one after the other (the same target twice at once
+  // would be a duplicate).
+  await Promise.all(
+    AGENT_IDS.map(async (clientId) => {
+      for (const [via] of pairs.filter(([, id]) => id === clientId)) {
+        const opened = await via.api.request(
+          'PUT',
+          `/clients/${clientId}/tunnels?${new URLSearchParams({ remote }).toString()}`,
+          { auth: ADMIN },
+        );
+        expect(opened.status, opened.text).toBe(200);
+        const tunnel = opened.json.data as { id: string; lport: string };
+        const text = `${via.id}>${clientId}`;
+        expect(await roundTrip(Number(tunnel.lport), text)).toBe(text);
+        const deleted = await via.api.request(
+          'DELETE',
+          `/clients/${clientId}/tunnels/${tunnel.id}?force=true`,
+          { auth: ADMIN },
+        );
+        expect(deleted.status, deleted.text).toBe(204);
+      }
+    }),
+  );
+  expect(pairs).toHaveLength(6);
   expect((await lb.get('/tunnels', { auth: ADMIN })).json.data).toEqual([]);
 });
 
 test('deleting a client credential through each node disconnects its client held by another node', async () => {
-  for (const [i, via] of nodes.entries()) {
+  // Each node with its own credential and client, side by side.
+  const each = nodes.map(async (via, i) => {
     const holder = nodeAt(i + 1);
     const cred = `cred-${via.id}`;
     const created = await via.api.post(
@@ -387,21 +242,18 @@ test('deleting a client credential through each node disconnects its client held
     expect(created.status, created.text).toBe(201);
     // Straight to the holding node, past haproxy, so the client is on another node than `via`.
     const clientId = `by-${cred}`;
-    const agent = await startAgent(clientId, holder.clientPort, `${cred}:${cred}-password`);
-    await eventually(
-      `${via.id} listing ${clientId}`,
-      () => clientStates(via),
-      (states) => states[clientId] === 'connected',
-    );
+    const agent = await cluster.startAgent(clientId, holder, { auth: `${cred}:${cred}-password` });
+    await cluster.connected([clientId], [via]);
     const removed = await via.api.request('DELETE', `/clients-auth/${cred}?force=true`, { auth: ADMIN });
     expect(removed.status, removed.text).toBe(204);
     await eventually(
       `${clientId} disconnected`,
-      () => clientStates(holder),
+      () => clientStates(holder.api),
       (states) => states[clientId] === 'disconnected',
     );
     await agent.stop();
-  }
+  });
+  await Promise.all(each);
 });
 
 test('a logout through one node holds on every node within 2 s', async () => {
@@ -422,7 +274,7 @@ test('a logout through one node holds on every node within 2 s', async () => {
 test('the vault is unlocked per node: one unlock opens no other node; each reads what another wrote', async () => {
   const [a, b, c] = [nodeAt(0), nodeAt(1), nodeAt(2)];
   const password = { password: 'vault-password-of-the-cluster' };
-  const vaultState = async (via: Node) =>
+  const vaultState = async (via: ClusterNode) =>
     (await via.api.get('/vault-admin', { auth: ADMIN })).json.data as { init: string; status: string };
   expect((await a.api.post('/vault-admin/init', password, { auth: ADMIN })).status).toBe(201);
   expect(await vaultState(a)).toEqual({ init: 'setup-completed', status: 'unlocked' });
@@ -463,7 +315,7 @@ test('rolling restart: each node drains (agents move through haproxy), restarts;
     const jid = res.json.data.jid as string;
     await eventually(
       `run ${jid} dispatched`,
-      async () => (await coordinator.api.get(`/commands/${jid}`, { auth: ADMIN })).json.data as Run,
+      () => runOf(coordinator.api, jid),
       (run) => run.jobs.length === AGENT_IDS.length && run.jobs.every((j) => j.status === 'running'),
       5_000,
     );
@@ -477,11 +329,15 @@ test('rolling restart: each node drains (agents move through haproxy), restarts;
     for (const id of AGENT_IDS) expect([id, after[id]]).not.toEqual([id, node.id]);
     expect(AGENT_IDS.every((id) => after[id])).toBe(true);
 
-    const run = await finishedRun(coordinator.api, jid);
-    expect(run.status, JSON.stringify(run)).toBe('successful');
-    expect(run.jobs.map((j) => j.result.stdout)).toEqual(AGENT_IDS.map(() => `survived-${node.id}\n`));
-
-    nodes[i] = await startNode(node);
+    // The node starts again while the run finishes on the others; the next node drains once it is back.
+    await Promise.all([
+      cluster.restart(node),
+      (async () => {
+        const run = await finishedRun(coordinator.api, jid);
+        expect(run.status, JSON.stringify(run)).toBe('successful');
+        expect(run.jobs.map((j) => j.result.stdout)).toEqual(AGENT_IDS.map(() => `survived-${node.id}\n`));
+      })(),
+    ]);
   }
   // The restarted cluster still reaches every client through every node.
   for (const [via, clientId] of await crossPairs()) {
@@ -491,7 +347,7 @@ test('rolling restart: each node drains (agents move through haproxy), restarts;
       { auth: ADMIN },
     );
     expect(res.status, res.text).toBe(200);
-    expect(await finishedJob(via.api, clientId, res.json.data.jid as string)).toMatchObject({
+    expect(await finished(via.api, clientId, res.json.data.jid as string)).toMatchObject({
       status: 'successful',
     });
   }

@@ -25,6 +25,8 @@ export interface E2eAgent {
   auth?: string;
   /** More lines after the [client] basics: more [client] keys first, then other sections. */
   lines?: string[];
+  /** How long it may take to connect (default 20 s). */
+  timeoutMs?: number;
 }
 
 /** Writes `<dir>/<id>.conf`, starts the agent and resolves once it is connected. */
@@ -44,7 +46,7 @@ export async function startE2eAgent(agent: E2eAgent): Promise<RunningProcess> {
   );
   const proc = startProcess(SVC_BIN, ['-c', conf], { env: { SVC_AUTH: undefined } });
   try {
-    await proc.waitForLog('connected to svcd');
+    await proc.waitForLog('connected to svcd', agent.timeoutMs);
   } catch (err) {
     await proc.stop();
     throw err;

@@ -22,13 +22,24 @@ export async function writeAdminUserFile(dir: string, admin = E2E_ADMIN): Promis
   await writeFile(join(dir, 'users.json'), JSON.stringify(users));
 }
 
-/** Starts svcd with a config file and resolves once its API listens. */
+/**
+ * Starts svcd with a config file and resolves once its API listens; when it does not, the error carries the end
+ * of its log and its stderr (a port taken meanwhile is named there).
+ */
 export async function startSvcdProcess(
   configPath: string,
   options?: ProcessOptions,
+  timeoutMs?: number,
 ): Promise<RunningProcess> {
   const svcd = startProcess(SVCD_BIN, ['-c', configPath], options);
-  await svcd.waitForLog('API listening');
+  try {
+    await svcd.waitForLog('API listening', timeoutMs);
+  } catch (err) {
+    await svcd.stop();
+    throw new Error(
+      `svcd did not start: ${(err as Error).message}\n${svcd.stdoutLines.slice(-20).join('\n')}`,
+    );
+  }
   return svcd;
 }
 
@@ -43,6 +54,10 @@ export interface E2eSvcdConfig {
   server?: string[];
   /** More [api] lines. */
   api?: string[];
+  /** Whole sections after [api], e.g. `[database]` and `[cluster]` with their lines. */
+  sections?: string[];
+  /** How long svcd may take to listen (default 20 s). */
+  startTimeoutMs?: number;
   /**
    * API users in database tables of svcd's SQLite file, with group_details (group permissions on), instead of
    * users.json; the admin is seeded there.
@@ -93,6 +108,7 @@ export async function writeSvcdConfig(dir: string, config: E2eSvcdConfig): Promi
         ]
       : ['auth_file = "users.json"']),
     ...(config.api ?? []),
+    ...(config.sections ?? []),
   ];
   await writeFile(path, lines.join('\n'));
   return path;
@@ -116,7 +132,7 @@ export async function startE2eSvcd(
   if (config.userTables) await seedAdminInUserTables(dir);
   else await writeAdminUserFile(dir);
   const configPath = await writeSvcdConfig(dir, config);
-  const svcd = await startSvcdProcess(configPath, options);
+  const svcd = await startSvcdProcess(configPath, options, config.startTimeoutMs);
   const api = createApiClient(`http://127.0.0.1:${config.apiPort}/api/v1`);
   // From the log rather than GET /status, which a second factor closes to Basic credentials.
   const fingerprint = String((await svcd.waitForLog('client listener started')).fingerprint);

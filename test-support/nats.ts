@@ -25,14 +25,22 @@ const reachable = (port: number): Promise<boolean> =>
     socket.once('error', () => resolve(false));
   });
 
+/** Another process took the free port before nats-server bound it (tests run side by side). */
+const PORT_TAKEN = /address already in use/;
+
 /**
  * A nats-server of its own with JetStream (Debian's package: `nats-server`), on a free port with a temporary
- * store. Throws (never skips) when the binary is missing or the server does not come up.
+ * store; a port taken meanwhile is replaced by another (three tries). Throws (never skips) when the binary is
+ * missing or the server does not come up.
  */
 export async function startTestNats(): Promise<TestNats> {
-  const port = await freePort();
   const store = await mkdtemp(join(tmpdir(), 'svc-nats-'));
-  let child = await spawnNats(port, store);
+  const started = await spawnOnFreePort(store).catch(async (err: unknown) => {
+    await rm(store, { recursive: true, force: true });
+    throw err;
+  });
+  const { port } = started;
+  let { child } = started;
   const halt = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -52,6 +60,17 @@ export async function startTestNats(): Promise<TestNats> {
       await rm(store, { recursive: true, force: true });
     },
   };
+}
+
+async function spawnOnFreePort(store: string): Promise<{ port: number; child: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { port, child: await spawnNats(port, store) };
+    } catch (err) {
+      if (attempt >= 3 || !PORT_TAKEN.test(String(err))) throw err;
+    }
+  }
 }
 
 async function spawnNats(port: number, store: string): Promise<ChildProcess> {

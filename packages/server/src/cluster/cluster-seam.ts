@@ -106,12 +106,14 @@ export async function clusterSeam(
     const connections: LiveConnections = new LiveConnections(directory, deps.clock, (clientId) =>
       takeOvers.admit(clientId),
     );
+    // A tunnel listens on the node holding its client (re-opened on the next one when the client moves there):
+    // its tunnel_url names that node's advertised address, when it has one.
     const tunnelHost = new TunnelHost(
       directory,
       connections,
       events,
       deps.tunnels,
-      deps.tunnelSettings,
+      { ...deps.tunnelSettings, publicHost: cluster.advertise_address || deps.tunnelSettings.publicHost },
       deps.clock,
       deps.log,
     );
@@ -125,7 +127,6 @@ export async function clusterSeam(
         nodeId,
         prefix: cluster.nats_prefix,
         timeoutMs: DISPATCH_TIMEOUT_MS,
-        advertiseAddress: cluster.advertise_address,
         busAvailable: () => bus.available,
       },
       deps.log,

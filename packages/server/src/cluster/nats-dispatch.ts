@@ -23,8 +23,6 @@ export interface NatsDispatchSettings {
   prefix: string;
   /** How long a node may take to answer a command. */
   timeoutMs: number;
-  /** `[cluster] advertise_address`: the host in tunnel_url of tunnels this node listens for. */
-  advertiseAddress: string;
   /** Whether NATS is reachable now; while it is not, other nodes' clients answer 503 at once. */
   busAvailable: () => boolean;
 }
@@ -95,7 +93,7 @@ export class NatsDispatch implements AgentDispatch {
   }
 
   async openTunnel(clientId: string, opening: TunnelOpening): Promise<ClientTunnel> {
-    if (this.connections.get(clientId)) return this.local.openTunnel(clientId, this.advertised(opening));
+    if (this.connections.get(clientId)) return this.local.openTunnel(clientId, opening);
     this.requireBus(clientId);
     const owner = await this.remoteOwner(clientId);
     const offline = () => tunnelErrors.notConnected(clientId);
@@ -144,7 +142,7 @@ export class NatsDispatch implements AgentDispatch {
           value = await this.local.cancelJob(String(a), String(b));
           break;
         case 'openTunnel':
-          value = await this.local.openTunnel(String(a), this.advertised(b as TunnelOpening));
+          value = await this.local.openTunnel(String(a), b as TunnelOpening);
           break;
         case 'closeTunnel':
           value = await this.local.closeTunnel(String(a), String(b), c === true);
@@ -163,11 +161,6 @@ export class NatsDispatch implements AgentDispatch {
     } catch (err) {
       return { ok: false, error: toWireError(err) };
     }
-  }
-
-  /** The tunnel listens on this node: its URL names this node's advertised address when there is one. */
-  private advertised(opening: TunnelOpening): TunnelOpening {
-    return this.settings.advertiseAddress ? { ...opening, apiHost: this.settings.advertiseAddress } : opening;
   }
 
   private async remoteOwner(clientId: string): Promise<ClientOwner | undefined> {

@@ -696,7 +696,7 @@ const clusterSection = z
       .string()
       .default('')
       .describe(
-        "Host name other nodes and operators reach this node's tunnels by (tunnel_url); empty = the API host name asked.",
+        "Host name operators reach this node's tunnels by (tunnel_url); empty = the host of [server] url, else the API host name asked.",
       ),
     heartbeat_interval: durationSchema
       .refine((ms) => ms >= 100 && ms <= 60_000, 'must be between 100ms and 1m')

@@ -30,7 +30,10 @@ export interface TunnelsSettings {
   checkPortTimeoutMs: number;
   /** Length of a minute of `idle-timeout-minutes`; tests shorten it. */
   minuteMs: number;
-  /** Host of the first `[server] url`: the host of `tunnel_url` for tunnels listening on every interface. */
+  /**
+   * The host of `tunnel_url` for tunnels listening on every interface: a cluster node's `advertise_address`, else
+   * the host of the first `[server] url`.
+   */
   publicHost?: string | undefined;
   random?: () => number;
 }
@@ -65,10 +68,10 @@ const reasonOf = (err: unknown): string =>
 /**
  * The tunnels of the clients this node holds (AgentDispatch's openTunnel and closeTunnel land here). Definitions
  * are stored (the truth for which tunnels should exist); this node opens them through the client's live
- * connection and listens for them, re-creates them when the client connects (also after a restart of svcd),
- * on the same server port when it is free, and closes them on request, when idle, at their auto-close time, and
- * at shutdown (which keeps the definitions). Stored definitions are deleted by DELETE, the idle timeout, the
- * auto-close time, and with their client.
+ * connection and listens for them, re-creates them when the client connects (also after a restart of svcd, or
+ * on another cluster node when the client moves there), on the same server port when it is free, and closes
+ * them on request, when idle, at their auto-close time, and at shutdown (which keeps the definitions). Stored
+ * definitions are deleted by DELETE, the idle timeout, the auto-close time, and with their client.
  */
 export class TunnelHost {
   private readonly clients = new Map<string, ClientTunnels>();
@@ -369,8 +372,9 @@ export class TunnelHost {
   }
 
   /**
-   * Listens on the tunnel's port. A pool-picked tunnel tries its last port first, then free pool ports that no
-   * stored tunnel wants back (read only then: a reconnect storm re-opens on the old ports without a table scan).
+   * Listens on the tunnel's port. A pool-picked tunnel tries its last port first while this node's pool has it
+   * (a cluster node re-opening another node's tunnel keeps to its own pool), then free pool ports that no stored
+   * tunnel wants back (read only then: a reconnect storm re-opens on the old ports without a table scan).
    */
   private async listen(clientId: string, agent: TunnelAgent, tunnel: Tunnel): Promise<TunnelHandle> {
     if (!tunnel.lportRandom) {
@@ -379,7 +383,7 @@ export class TunnelHost {
       return handle;
     }
     let attempts = 0;
-    if (tunnel.lport !== 0) {
+    if (tunnel.lport !== 0 && this.settings.pool.has(tunnel.lport)) {
       attempts += 1;
       const handle = await this.bind(clientId, agent, tunnel, tunnel.lport);
       if (handle) return handle;

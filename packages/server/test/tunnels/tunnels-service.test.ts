@@ -332,6 +332,38 @@ describe('TunnelsService', () => {
     expect((await after.open({ remote: '24' })).id).toBe('4');
   });
 
+  test('another node: the client moved there gets its tunnels back on that node, pool ports from its own pool', async () => {
+    const before = await setup({ used: ['5000-5009'], publicHost: 'node-a.example' });
+    before.connect();
+    const picked = await before.open({ remote: '22', acl: '10.0.0.0/8', 'idle-timeout-minutes': '30' });
+    const asked = await before.open({ remote: '8080', local: '5005', scheme: 'http' });
+    expect(picked.tunnel_url).toBe(`ssh://node-a.example:${picked.lport}`);
+    // node-a dies: the definitions stay stored.
+    await before.host.closeAll();
+
+    const after = await setup({
+      used: ['6000-6009'],
+      publicHost: 'node-b.example',
+      database: before.database,
+    });
+    const { agent } = after.connect();
+    const [pickedNow, askedNow] = await after.shown('c1', [picked.id, asked.id]);
+    expect(pickedNow).toEqual({
+      ...picked,
+      lport: '6000',
+      tunnel_url: 'ssh://node-b.example:6000',
+    });
+    expect(askedNow).toEqual({ ...asked, tunnel_url: 'http://node-b.example:5005' });
+    // The old pool port is not even tried; the moved port is stored.
+    expect(agent.listens.map((l) => l.port)).toEqual([6000, 5005]);
+    await vi.waitFor(async () =>
+      expect((await after.repository.listByClient('c1')).map((t) => [t.id, t.lport])).toEqual([
+        [1, 6000],
+        [2, 5005],
+      ]),
+    );
+  });
+
   test('tunnel_url: a specific lhost, else the configured public host, else the host the API was reached by', async () => {
     const { connect, open } = await setup({ used: ['5000-5009'], publicHost: 'svc.example.com' });
     connect();

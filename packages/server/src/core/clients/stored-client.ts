@@ -1,4 +1,4 @@
-import type { SystemFacts } from '@svc/protocol';
+import { tunnelSchema, type SystemFacts } from '@svc/protocol';
 import type { ClientOwner } from './client-events.js';
 import { assemble, type ClientRecord } from './client-record.js';
 import type { StoredClient } from './ports.js';
@@ -27,6 +27,9 @@ const textMap = (v: unknown): Record<string, string> =>
     ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'))
     : {};
 const isoOrNull = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const storedTunnels = tunnelSchema.array();
+/** The open tunnels a connected row lists (another cluster node listens for them); none when they do not parse. */
+const tunnelsOf = (v: unknown): ClientRecord['tunnels'] => storedTunnels.safeParse(v).data ?? [];
 
 /** Rebuilds a record from its row, tolerating details written by an older svcd (missing keys get defaults). */
 export function fromStored(row: StoredClient): ClientRecord {
@@ -57,8 +60,8 @@ export function fromStored(row: StoredClient): ClientRecord {
       name: text(d.name),
       version: text(d.version),
       address: text(d.address),
-      // No connection survives a restart, so no tunnel is open.
-      tunnels: [],
+      // No tunnel of a disconnected client is open; a connected row (held by another cluster node) lists its own.
+      tunnels: row.connectionState === 'connected' ? tunnelsOf(d.tunnels) : [],
       connection_state: row.connectionState,
       connected_at: isoOrNull(d.connected_at),
       disconnected_at: row.disconnectedAt === null ? null : new Date(row.disconnectedAt).toISOString(),
