@@ -63,11 +63,30 @@ export interface RunsNode {
   fingerprint: string;
 }
 
+/** Attempts at starting a node whose free ports another process took first (the machine is shared). */
+const PORT_ATTEMPTS = 3;
+
 /** Starts one svcd node of the cluster (the first one creates the schema: start them one after the other). */
 export async function startRunsNode(shared: SharedParts, id: string, heartbeatMs: number): Promise<RunsNode> {
   const nodeDir = join(shared.dir, id);
   await mkdir(nodeDir, { recursive: true });
   await writeAdminUserFile(nodeDir);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnFreePorts(shared, id, nodeDir, heartbeatMs);
+    } catch (err) {
+      if (attempt >= PORT_ATTEMPTS || !(err as Error).message.includes('address is already in use'))
+        throw err;
+    }
+  }
+}
+
+async function startOnFreePorts(
+  shared: SharedParts,
+  id: string,
+  nodeDir: string,
+  heartbeatMs: number,
+): Promise<RunsNode> {
   const apiPort = await freePort();
   const agentPort = await freePort();
   const { settings } = shared.db;
@@ -99,6 +118,7 @@ export async function startRunsNode(shared: SharedParts, id: string, heartbeatMs
   const svcd = startProcess(SVCD_BIN, ['-c', configPath], { cwd: nodeDir });
   let listening: LogLine;
   try {
+    // Generous: on a loaded machine a node takes many seconds to build its API.
     await svcd.waitForLog('API listening', 120_000);
     listening = await svcd.waitForLog('client listener started', 120_000);
   } catch (err) {
