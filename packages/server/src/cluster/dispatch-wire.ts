@@ -5,6 +5,7 @@ import { DispatchError, type DispatchFailure } from '../core/jobs/ports.js';
 export interface DispatchRequest {
   op:
     | 'runJob'
+    | 'runJobs'
     | 'cancelJob'
     | 'openTunnel'
     | 'closeTunnel'

@@ -3,7 +3,7 @@ import { ErrorCode, type NatsConnection, type NatsError, type Subscription } fro
 import type { ClientOwner } from '../core/clients/client-events.js';
 import type { ClientTunnel } from '../core/clients/client-record.js';
 import type { ClientsLog } from '../core/clients/ports.js';
-import type { AgentDispatch, HostedTunnel, TunnelOpening } from '../core/dispatch.js';
+import type { AgentDispatch, BatchJob, HostedTunnel, TunnelOpening } from '../core/dispatch.js';
 import { DispatchError } from '../core/jobs/ports.js';
 import { tunnelErrors } from '../core/tunnels/tunnel-errors.js';
 import type { LiveConnections } from '../gateway/live-connections.js';
@@ -16,6 +16,7 @@ import {
   type DispatchReply,
   type DispatchRequest,
 } from './dispatch-wire.js';
+import { answerBatch, DEFAULT_MAX_PAYLOAD, splitJobBatch, type JobBatch } from './job-batches.js';
 
 export interface NatsDispatchSettings {
   nodeId: string;
@@ -36,6 +37,26 @@ export interface ClusterPresence {
 const isNatsError = (err: unknown, code: string): boolean => (err as NatsError | undefined)?.code === code;
 
 const notConnected = (): DispatchError => new DispatchError('offline', 'the client is not connected');
+
+/** Time a node keeps for sending its answer to a batch: its clients that are slower are answered as failed. */
+const BATCH_ANSWER_MARGIN_MS = 2_000;
+
+/** A job's answer to come, settled from outside. */
+interface PendingReply {
+  promise: Promise<JobRunReply>;
+  resolve: (reply: JobRunReply) => void;
+  reject: (err: unknown) => void;
+}
+
+function pendingReply(): PendingReply {
+  let resolve: (reply: JobRunReply) => void = () => undefined;
+  let reject: (err: unknown) => void = () => undefined;
+  const promise = new Promise<JobRunReply>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
+}
 
 /**
  * AgentDispatch of a cluster node: a client this node holds is reached through the local dispatch; another
@@ -82,6 +103,95 @@ export class NatsDispatch implements AgentDispatch {
     const owner = await this.remoteOwner(clientId);
     if (!owner) throw notConnected();
     return (await this.send(owner, { op: 'runJob', args: [clientId, job] }, notConnected)) as JobRunReply;
+  }
+
+  /**
+   * The jobs of this node's clients go straight to their connections; the others are grouped by the node holding
+   * their client and sent as one `runJobs` request per node (split past MAX_JOBS_PER_MESSAGE jobs or NATS's
+   * max_payload), whose answer carries one reply per job.
+   */
+  runJobs(run: Omit<JobRun, 'jid'>, jobs: readonly BatchJob[]): Promise<JobRunReply>[] {
+    const replies = jobs.map(() => pendingReply());
+    this.routeJobs(run, jobs, replies).catch((err: unknown) => {
+      for (const reply of replies) reply.reject(err);
+    });
+    return replies.map((reply) => reply.promise);
+  }
+
+  private async routeJobs(
+    run: Omit<JobRun, 'jid'>,
+    jobs: readonly BatchJob[],
+    replies: PendingReply[],
+  ): Promise<void> {
+    const byNode = new Map<string, number[]>();
+    await Promise.all(
+      jobs.map(async ({ clientId, jid }, i) => {
+        const reply = replies[i] as PendingReply;
+        if (this.connections.get(clientId)) {
+          this.local.runJob(clientId, { ...run, jid }).then(reply.resolve, reply.reject);
+          return;
+        }
+        if (!this.settings.busAvailable()) {
+          reply.reject(new DispatchError('failed', busUnavailable(clientId).message));
+          return;
+        }
+        let owner: ClientOwner | undefined;
+        try {
+          owner = await this.remoteOwner(clientId);
+        } catch (err) {
+          reply.reject(err);
+          return;
+        }
+        if (!owner) {
+          reply.reject(notConnected());
+          return;
+        }
+        const at = byNode.get(owner.nodeId) ?? [];
+        at.push(i);
+        byNode.set(owner.nodeId, at);
+      }),
+    );
+    await Promise.all(
+      [...byNode].map(([nodeId, at]) =>
+        this.sendJobs(
+          nodeId,
+          run,
+          at.map((i) => jobs[i] as BatchJob),
+          at.map((i) => replies[i] as PendingReply),
+        ),
+      ),
+    );
+  }
+
+  /** One node's share of a batch, in as few messages as its size allows. */
+  private async sendJobs(
+    nodeId: string,
+    run: Omit<JobRun, 'jid'>,
+    jobs: BatchJob[],
+    replies: PendingReply[],
+  ): Promise<void> {
+    const maxPayload = this.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+    await Promise.all(
+      splitJobBatch(run, jobs, maxPayload).map(async (part) => {
+        try {
+          const answers = (await this.send(
+            { nodeId, epoch: 0 },
+            { op: 'runJobs', args: [part.batch] },
+            notConnected,
+          )) as DispatchReply[];
+          part.at.forEach((i, k) => {
+            const reply = replies[i] as PendingReply;
+            const answer = answers[k];
+            if (!answer)
+              reply.reject(new DispatchError('failed', `node '${nodeId}' left this job unanswered`));
+            else if (answer.ok) reply.resolve(answer.value as JobRunReply);
+            else reply.reject(fromWireError(answer.error, nodeId));
+          });
+        } catch (err) {
+          for (const i of part.at) replies[i]?.reject(err);
+        }
+      }),
+    );
   }
 
   async cancelJob(clientId: string, jid: string): Promise<boolean> {
@@ -137,6 +247,13 @@ export class NatsDispatch implements AgentDispatch {
       switch (request.op) {
         case 'runJob':
           value = await this.local.runJob(String(a), b as JobRun);
+          break;
+        case 'runJobs':
+          value = await answerBatch(
+            this.local,
+            a as JobBatch,
+            Math.max(1, this.settings.timeoutMs - BATCH_ANSWER_MARGIN_MS),
+          );
           break;
         case 'cancelJob':
           value = await this.local.cancelJob(String(a), String(b));

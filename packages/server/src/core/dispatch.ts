@@ -10,6 +10,12 @@ export interface TunnelOpening {
   apiHost: string;
 }
 
+/** One job of a batch: its client and jid; the batch's jobs share everything else of their JobRun. */
+export interface BatchJob {
+  clientId: string;
+  jid: string;
+}
+
 /** A tunnel as the node hosting it sees it (GET /tunnels), before the client's name is added. */
 export type HostedTunnel = Omit<TunnelOverview, 'client_name'>;
 
@@ -27,6 +33,12 @@ export interface AgentDispatch {
   ensureReachable?(clientId: string): void;
   /** Asks the client's agent to start the job; rejects with DispatchError (core/jobs/ports.ts). */
   runJob(clientId: string, job: JobRun): Promise<JobRunReply>;
+  /**
+   * Asks the agents of many clients to start one job each, all of the same run (a step of a multi-client run).
+   * Returns at once one promise per job, in order, each settling as runJob's would. A cluster sends one request
+   * per node holding some of the clients instead of one per job; without this method core calls runJob per job.
+   */
+  runJobs?(run: Omit<JobRun, 'jid'>, jobs: readonly BatchJob[]): Promise<JobRunReply>[];
   /**
    * Asks the client's agent to kill a running job's process group (it then reports `cancelled`); resolves false
    * when the agent has no running process for it. Rejects with DispatchError: `offline`, or `unsupported` for

@@ -239,17 +239,20 @@ export class SqlJobRepository implements JobRepository {
     });
   }
 
-  childrenIn(multiJobId: string, status: JobStatus, limit: number): Promise<OverdueJob[]> {
+  childrenIn(
+    multiJobId: string,
+    status: JobStatus,
+    limit: number,
+    unconfirmed = false,
+  ): Promise<OverdueJob[]> {
     return withStorageErrors(async () => {
-      const rows = await this.database.db
+      let query = this.database.db
         .selectFrom('jobs')
         .select(['jid', 'client_id'])
         .where('multi_job_id', '=', multiJobId)
-        .where('status', '=', status)
-        .orderBy('created_at')
-        .orderBy('jid')
-        .limit(limit)
-        .execute();
+        .where('status', '=', status);
+      if (unconfirmed) query = query.where('started_at', 'is', null);
+      const rows = await query.orderBy('created_at').orderBy('jid').limit(limit).execute();
       return rows.map((row) => ({ jid: row.jid, clientId: row.client_id }));
     });
   }

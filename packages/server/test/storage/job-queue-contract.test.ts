@@ -102,4 +102,20 @@ describe.each(ALL_ENGINES)('storage contract on %s: queued jobs (016)', (engine)
     expect(await jobs.childrenIn(runId, 'queued', 10)).toEqual([{ jid: b.jid, clientId: 'r-2' }]);
     expect(await jobs.countByMultiJob(runId)).toMatchObject({ queued: 1, cancelled: 1, running: 0 });
   });
+
+  it("lists a run's running children whose start no agent confirmed", async () => {
+    const runId = randomUUID();
+    const origin = (clientId: string) => ({
+      clientId,
+      clientName: clientId,
+      createdBy: 'alice',
+      shownCommand: 'x',
+    });
+    const sent = { ...newJob(randomUUID(), origin('u-1'), run, T0), multi_job_id: runId };
+    const started = { ...newJob(randomUUID(), origin('u-2'), run, T0), multi_job_id: runId };
+    await jobs.insertMany([sent, started]);
+    await jobs.markStartedMany([{ jid: started.jid, started: { pid: 7, started_at: T0.toISOString() } }]);
+    expect(await jobs.childrenIn(runId, 'running', 10)).toHaveLength(2);
+    expect(await jobs.childrenIn(runId, 'running', 10, true)).toEqual([{ jid: sent.jid, clientId: 'u-1' }]);
+  });
 });

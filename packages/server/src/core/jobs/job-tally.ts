@@ -160,7 +160,12 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.expiredQueued(now, limit);
   }
 
-  childrenIn(multiJobId: string, status: JobStatus, limit: number): Promise<OverdueJob[]> {
-    return this.repository.childrenIn(multiJobId, status, limit);
+  childrenIn(
+    multiJobId: string,
+    status: JobStatus,
+    limit: number,
+    unconfirmed?: boolean,
+  ): Promise<OverdueJob[]> {
+    return this.repository.childrenIn(multiJobId, status, limit, unconfirmed);
   }
 }

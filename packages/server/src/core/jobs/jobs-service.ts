@@ -30,6 +30,7 @@ import {
   type JobOutcome,
   type JobRepository,
   type JobResultSink,
+  type OverdueJob,
   type RawJobResult,
   type StoredJob,
 } from './ports.js';
@@ -53,7 +54,7 @@ export class JobsService implements JobResultSink {
   constructor(
     private readonly repository: JobRepository,
     private readonly clients: JobClients,
-    private readonly dispatch: Pick<AgentDispatch, 'runJob' | 'cancelJob' | 'ensureReachable'>,
+    private readonly dispatch: Pick<AgentDispatch, 'runJob' | 'runJobs' | 'cancelJob' | 'ensureReachable'>,
     private readonly clock: Clock,
     /** Told when a result is stored (`jobFinished`), so runners and live sessions learn that a job ended. */
     private readonly events?: Pick<ClientEvents, 'publish'>,
@@ -257,6 +258,23 @@ export class JobsService implements JobResultSink {
   }
 
   /**
+   * Presumes `unknown` these running jobs whose start was never recorded (the node that sent them stopped before
+   * their agents' answers came back): each may have started or not, and a result its client still sends replaces
+   * the presumption. Resolves with how many were ended.
+   */
+  async presumeUnconfirmed(jobs: readonly OverdueJob[], reason: string): Promise<number> {
+    if (jobs.length === 0) return 0;
+    const outcome = unknownOutcome(reason, this.clock.now(), true);
+    const stored = await this.repository.finishMany(
+      jobs.map(({ jid, clientId }) => ({ clientId, jid, outcome })),
+    );
+    jobs.forEach(({ jid }, i) => {
+      if (stored[i]) this.events?.publish('jobFinished', { jid, status: 'unknown' });
+    });
+    return stored.filter(Boolean).length;
+  }
+
+  /**
    * Presumes `unknown` every running job whose result is overdue (RESULT_GRACE_MS past its timeout), in
    * batches; resolves with how many. The presumption is not final: the agent's own result, replayed when it
    * reconnects, replaces it; a hello that does not list the job makes it final.
@@ -284,14 +302,50 @@ export class JobsService implements JobResultSink {
    * not start it the job is stored as `failed` with the reason, which is also returned. `answered` is called as
    * soon as the agent has answered (or cannot), before anything is written.
    */
-  async dispatchStored(
+  dispatchStored(
     job: Pick<Job, 'client_id' | 'jid'>,
     run: JobRun,
     answered?: () => void,
   ): Promise<DispatchError | undefined> {
+    return this.recordReply(job, () => this.dispatch.runJob(job.client_id, run), answered);
+  }
+
+  /** Whether the dispatch sends the jobs of one step together (a cluster: one request per node). */
+  get dispatchesBatches(): boolean {
+    return this.dispatch.runJobs !== undefined;
+  }
+
+  /**
+   * dispatchStored for many jobs of one run at once, sent together when the dispatch can (runJobs): one promise
+   * per job, in order, each settling once that job's answer is recorded; `answered` is called once per job.
+   */
+  dispatchStoredMany(
+    jobs: readonly Pick<Job, 'client_id' | 'jid'>[],
+    run: Omit<JobRun, 'jid'>,
+    answered?: () => void,
+  ): Promise<DispatchError | undefined>[] {
+    const replies = this.dispatch.runJobs?.(
+      run,
+      jobs.map((job) => ({ clientId: job.client_id, jid: job.jid })),
+    );
+    return jobs.map((job, i) =>
+      this.recordReply(
+        job,
+        () => replies?.[i] ?? this.dispatch.runJob(job.client_id, { ...run, jid: job.jid }),
+        answered,
+      ),
+    );
+  }
+
+  /** Waits for the agent's answer to a job.run and records it: the start, or the job `failed` with the reason. */
+  private async recordReply(
+    job: Pick<Job, 'client_id' | 'jid'>,
+    reply: () => Promise<JobRunReply>,
+    answered: (() => void) | undefined,
+  ): Promise<DispatchError | undefined> {
     let started: JobRunReply;
     try {
-      started = await this.dispatch.runJob(job.client_id, run);
+      started = await reply();
     } catch (err) {
       answered?.();
       if (!(err instanceof DispatchError)) throw err;

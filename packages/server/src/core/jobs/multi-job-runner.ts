@@ -72,7 +72,8 @@ export interface StagedRun {
  * that is not connected gets a failed child too but does not abort: it was never tried. `unknown` (timeout)
  * does not abort. Concurrent mode keeps at most CONCURRENT_WINDOW job.run requests open in a sliding window,
  * inserting the children one batch (one INSERT) ahead; nothing per client outlives its dispatch unless a live
- * observer watches.
+ * observer watches. When the dispatch sends jobs together (a cluster), each such batch goes out at once: one
+ * request per node holding some of its clients, not one per client.
  */
 export class MultiJobRunner {
   private stopping = false;
@@ -258,15 +259,26 @@ export class MultiJobRunner {
         await this.deps.jobs.insertMany([...queued, ...online]);
         this.tellQueued(queued);
       }
-      for (const child of online) {
-        await slots.take();
-        // The slot frees when the client answers; its start record is written along with others meanwhile.
-        const written = this.deps.single
-          .dispatchStored(child, { ...this.plan.run, jid: child.jid }, () => slots.release())
+      // A slot frees when its client answers; its start record is written along with others meanwhile.
+      const track = (dispatched: Promise<unknown>) => {
+        const written = dispatched
           .catch((err: unknown) => (failure ??= { err }))
           .finally(() => writing.delete(written));
         writing.add(written);
-      }
+      };
+      if (this.deps.single.dispatchesBatches) {
+        // A cluster: the step goes out as one request per node holding some of its clients.
+        for (let i = 0; i < online.length; i += 1) await slots.take();
+        this.deps.single.dispatchStoredMany(online, this.plan.run, () => slots.release()).forEach(track);
+      } else
+        for (const child of online) {
+          await slots.take();
+          track(
+            this.deps.single.dispatchStored(child, { ...this.plan.run, jid: child.jid }, () =>
+              slots.release(),
+            ),
+          );
+        }
     }
     await slots.idle();
     await Promise.all(writing);

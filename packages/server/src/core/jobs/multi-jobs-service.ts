@@ -24,7 +24,7 @@ import type { ClientGroups, MultiJobRepository, TargetClients } from './multi-jo
 import { noJobs, type JobRepository, type JobStatusCounts } from './ports.js';
 import { envNotKept, nothingToRerun, RERUN_STATUSES, rerunBody, rerunClientIds } from './run-again.js';
 import { EXPORT_PAGE, runCsv } from './run-export.js';
-import { INTERRUPTED, STAGED_INTERRUPTED, recordNotStarted } from './run-recovery.js';
+import { INTERRUPTED, STAGED_INTERRUPTED, recordNotStarted, startNotRecorded } from './run-recovery.js';
 import { runStatus } from './run-status.js';
 import { resolveTargets, targetIdsNow, type Targeting } from './targets.js';
 import { resolveRunEnv, storedEnvOf, type RunRequester, type RunSecretSource } from './run-env.js';
@@ -252,9 +252,11 @@ export class MultiJobsService {
   }
 
   /**
-   * Completes the runs an earlier svcd was killed in the middle of: every client such a run had not reached gets
-   * a failed child saying so, so each target has a record. Children left running end through their agents'
-   * hellos or their deadlines. Call before accepting new runs (a run of this process is not ended yet either).
+   * Completes the runs an earlier svcd was killed in the middle of (in a cluster also the runs of a coordinator
+   * node that is gone): every client such a run had not reached gets a failed child saying so, so each target has
+   * a record, and (in a cluster) a child stored whose start was never recorded is presumed `unknown`. Children
+   * left running end through their results, their agents' hellos or their deadlines; the run's status follows
+   * them. Call before accepting new runs (a run of this process is not ended yet either).
    */
   async recoverInterrupted(scope?: RecoveryScope): Promise<number> {
     const runs = await this.deps.multiJobs.interrupted();
@@ -268,7 +270,15 @@ export class MultiJobsService {
       if (summary.batch_size === undefined)
         await recordNotStarted(this.deps, summary, targetIds, scope?.reason(coordinator) ?? INTERRUPTED);
       else await this.endStaged(summary, targetIds);
+      const otherNode = scope && coordinator !== null && coordinator !== scope.nodeId ? coordinator : null;
+      // A cluster: children stored and maybe sent, whose agents' answers the stopped coordinator never recorded.
+      if (scope) {
+        const unconfirmed = await this.deps.jobs.childrenIn(summary.jid, 'running', MAX_RUN_CHILDREN, true);
+        await this.deps.single.presumeUnconfirmed(unconfirmed, startNotRecorded(otherNode));
+      }
       await this.deps.multiJobs.markRunEnded(summary.jid, this.deps.clock.now());
+      // The children still running end on the nodes holding their clients; the run ends with the last of them.
+      if (otherNode !== null) this.deps.afterRun?.(targetIds.length, summary.jid);
       ended += 1;
     }
     return ended;

@@ -84,8 +84,16 @@ export interface JobRepository {
   endQueued(items: readonly EndedQueuedJob[]): Promise<boolean[]>;
   /** `queued` jobs whose queue_ttl passed at `now`, at most `limit`, soonest expired first. */
   expiredQueued(now: Date, limit: number): Promise<OverdueJob[]>;
-  /** The children of a run in one status (jid and client), at most `limit`. */
-  childrenIn(multiJobId: string, status: JobStatus, limit: number): Promise<OverdueJob[]>;
+  /**
+   * The children of a run in one status (jid and client), at most `limit`; with `unconfirmed` only those whose
+   * start no agent's answer recorded yet.
+   */
+  childrenIn(
+    multiJobId: string,
+    status: JobStatus,
+    limit: number,
+    unconfirmed?: boolean,
+  ): Promise<OverdueJob[]>;
   /** The children of a multi-client job, oldest first. */
   listByMultiJob(multiJobId: string): Promise<Job[]>;
   /** The children of a multi-client job, filtered, sorted and paged by the list grammar; count before paging. */

@@ -9,6 +9,9 @@ export const INTERRUPTED =
   'not started: svcd stopped (it was killed or crashed) before it reached this client';
 export const coordinatorLost = (nodeId: string) =>
   `not started: svcd node '${nodeId}', which coordinated this run, stopped (killed or cut off from the cluster) before it reached this client`;
+/** Why a child sent by a coordinator that stopped before recording its agent's answer is presumed unknown. */
+export const startNotRecorded = (nodeId: string | null) =>
+  `no start record: ${nodeId === null ? 'svcd' : `svcd node '${nodeId}', which coordinated this run,`} stopped (killed or cut off) before it recorded whether the client started this job (presumed unknown; a result the client still sends replaces this)`;
 export const STAGED_INTERRUPTED =
   'not started: svcd stopped (it was killed or crashed) during the staged run; ' +
   'POST /commands/{jid}/rerun?only=failed continues it';
