@@ -40,33 +40,39 @@ const route = getRouteApi('/console/clients');
 const ROW_HEIGHT = 45;
 
 /**
- * One row, memoised: scrolling re-renders the page on every frame (the virtualiser's window moves), and only the
- * rows entering the window should render then, not every visible row's Mantine components again.
+ * One row, memoised: scrolling re-renders the body on every frame (the virtualiser's window moves), and only the
+ * rows entering the window should render then. Plain markup (console.css's `.virtual-rows`), not Mantine's
+ * table components, since a frame mounts several rows at once.
  */
 const ClientRow = memo(function ClientRow({
   row,
+  striped,
   selected,
   toggle,
 }: {
   row: Row<Client>;
+  /** Every other row of the list (by its index in the list, so stripes stay put while scrolling). */
+  striped: boolean;
   selected: boolean;
   toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
 }) {
   return (
-    <Table.Tr data-testid="client-row" style={{ height: ROW_HEIGHT }}>
-      <Table.Td>
-        <Checkbox
+    <tr data-testid="client-row" data-striped={striped || undefined} style={{ height: ROW_HEIGHT }}>
+      <td>
+        <input
+          type="checkbox"
+          className="row-check"
           aria-label={`Select ${row.original.name || row.original.id}`}
           checked={selected}
           onChange={(e) => toggle(row.id, row.original.connection_state, e.currentTarget.checked)}
         />
-      </Table.Td>
+      </td>
       {row.getVisibleCells().map((cell) => (
-        <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
+        <td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
           {flexRender(cell.column.columnDef.cell, cell.getContext())}
-        </Table.Td>
+        </td>
       ))}
-    </Table.Tr>
+    </tr>
   );
 });
 
@@ -97,10 +103,10 @@ function ClientRows({
   const padTop = items[0]?.start ?? 0;
   const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
   return (
-    <Table.Tbody>
+    <tbody className="virtual-rows">
       {padTop > 0 && (
         <tr aria-hidden="true">
-          <td style={{ height: padTop, padding: 0 }} colSpan={columnCount} />
+          <td style={{ height: padTop, padding: 0, border: 0 }} colSpan={columnCount} />
         </tr>
       )}
       {items.map((item) => {
@@ -110,6 +116,7 @@ function ClientRows({
           <ClientRow
             key={row.id}
             row={row}
+            striped={item.index % 2 === 0}
             selected={selection.all || selection.rows.has(row.id)}
             toggle={toggle}
           />
@@ -117,10 +124,10 @@ function ClientRows({
       })}
       {padBottom > 0 && (
         <tr aria-hidden="true">
-          <td style={{ height: padBottom, padding: 0 }} colSpan={columnCount} />
+          <td style={{ height: padBottom, padding: 0, border: 0 }} colSpan={columnCount} />
         </tr>
       )}
-    </Table.Tbody>
+    </tbody>
   );
 }
 
@@ -202,7 +209,11 @@ export function ClientsPage() {
   const [selection, setSelection] = useState<Selection>({ all: false, rows: new Map() });
   // A new filter is another set of clients: the selection starts again.
   const filterKey = viewSearchString({ ...search, cols: undefined, sort: undefined, limit: undefined });
-  useEffect(() => setSelection({ all: false, rows: new Map() }), [filterKey]);
+  useEffect(
+    // An empty selection is kept as it is: no second render of the page on every filter change.
+    () => setSelection((prev) => (prev.all || prev.rows.size > 0 ? { all: false, rows: new Map() } : prev)),
+    [filterKey],
+  );
   const selectedCount = selection.all ? count : selection.rows.size;
   const pageSelected = !selection.all && rows.length > 0 && rows.every((r) => selection.rows.has(r.id));
   const toggleRow = useCallback(
@@ -277,7 +288,7 @@ export function ClientsPage() {
         </Text>
       )}
       <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Clients list">
-        <Table className="clients-table" striped highlightOnHover verticalSpacing="xs" miw={900}>
+        <Table className="clients-table" verticalSpacing="xs" miw={900}>
           <Table.Thead>
             {table.getHeaderGroups().map((group) => (
               <Table.Tr key={group.id}>
