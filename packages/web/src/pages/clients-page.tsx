@@ -19,7 +19,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { flexRender, getCoreRowModel, useReactTable, type Row } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
+import { memo, useCallback, useEffect, useMemo, useState } from 'react';
 import { clientListQueryOptions } from '../api/queries.js';
 import type { Client } from '../api/types.js';
 import { BulkActions, type Selection } from '../components/bulk-actions.js';
@@ -83,19 +83,24 @@ const ClientRow = memo(function ClientRow({
 function ClientRows({
   rows,
   columnCount,
-  scrollRef,
+  scrollElement,
   selection,
   toggle,
 }: {
   rows: Row<Client>[];
   columnCount: number;
-  scrollRef: RefObject<HTMLDivElement | null>;
+  /**
+   * The scrolling box, from state (a callback ref), not a ref object: the box is the body's parent, so its ref is
+   * set only after the body's first layout effect, and with the list already cached (the route's loader) nothing
+   * else would render the body again to show its rows.
+   */
+  scrollElement: HTMLDivElement | null;
   selection: Selection;
   toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
 }) {
   const virtualizer = useVirtualizer({
     count: rows.length,
-    getScrollElement: () => scrollRef.current,
+    getScrollElement: () => scrollElement,
     estimateSize: () => ROW_HEIGHT,
     overscan: 12,
   });
@@ -244,7 +249,7 @@ export function ClientsPage() {
     manualPagination: true,
     getRowId: (row) => row.id,
   });
-  const scrollRef = useRef<HTMLDivElement>(null);
+  const [scrollElement, setScrollElement] = useState<HTMLDivElement | null>(null);
 
   return (
     <Stack>
@@ -287,7 +292,7 @@ export function ClientsPage() {
           All {count} clients matching the filter are selected.
         </Text>
       )}
-      <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Clients list">
+      <div className="clients-scroll" ref={setScrollElement} tabIndex={0} aria-label="Clients list">
         <Table className="clients-table" verticalSpacing="xs" miw={900}>
           <Table.Thead>
             {table.getHeaderGroups().map((group) => (
@@ -328,7 +333,7 @@ export function ClientsPage() {
           <ClientRows
             rows={table.getRowModel().rows}
             columnCount={columns.length + 1}
-            scrollRef={scrollRef}
+            scrollElement={scrollElement}
             selection={selection}
             toggle={toggleRow}
           />
