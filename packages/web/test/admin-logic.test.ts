@@ -3,6 +3,7 @@ import { tokenExpiry, tokenIssuedAt } from '../src/lib/jwt.js';
 import { allows, cleanGroups, isAdministrator, visiblePages } from '../src/lib/rights.js';
 import { expiryFor, generatePassword, isExpired, passwordProblem } from '../src/lib/secrets.js';
 import { RENEW_BEFORE_MS, renewalTime } from '../src/session/renewal.js';
+import { describeTwoFa } from '../src/lib/two-fa.js';
 
 const PAGES = [
   { to: '/', label: 'Dashboard' },
@@ -112,5 +113,29 @@ describe('session renewal', () => {
     expect(tokenIssuedAt(token)).toBe(1_700_000_000_000);
     expect(tokenExpiry(token)).toBe(1_700_000_600_000);
     expect(tokenIssuedAt('not-a-jwt')).toBeUndefined();
+  });
+});
+
+describe("a user's second factor in the users list", () => {
+  test('on with its method in words, off when not set up, none when svcd has no second factor', () => {
+    expect(describeTwoFa({ enabled: true, method: 'totp_authenticator_app' })).toEqual({
+      level: 'on',
+      text: 'authenticator app',
+    });
+    expect(describeTwoFa({ enabled: false, method: 'totp_authenticator_app' })).toEqual({
+      level: 'off',
+      text: 'authenticator app not set up',
+    });
+    expect(describeTwoFa({ enabled: true, method: 'smtp' }).text).toBe('code by e-mail');
+    expect(describeTwoFa({ enabled: false, method: 'pushover' })).toEqual({
+      level: 'off',
+      text: 'code by Pushover: no address',
+    });
+    expect(describeTwoFa({ enabled: true, method: 'carrier-pigeon' }).text).toBe('carrier-pigeon');
+    expect(describeTwoFa({ enabled: false, method: null })).toEqual({
+      level: 'none',
+      text: 'off on this server',
+    });
+    expect(describeTwoFa(undefined).level).toBe('none');
   });
 });

@@ -14,11 +14,16 @@ export const vaultStatusQuery = queryOptions({
   queryFn: () => apiRequest<{ data: VaultStatus }>('/vault-admin').then((r) => r.data),
 });
 
+/**
+ * A page of the clients list. Fresh for a second: the route's loader asks for it while the page's chunk loads,
+ * and the page mounting just after must not ask again (a second request, and its loading indicator).
+ */
 export const clientListQueryOptions = (search: ClientSearch) =>
   queryOptions({
     queryKey: ['clients', search],
     queryFn: () =>
       apiRequest<ClientList & { data: Client[] }>('/clients', { query: clientListQuery(search) }),
+    staleTime: 1000,
   });
 
 export const clientQuery = (id: string) =>

@@ -1,6 +1,7 @@
 import { Badge } from '@mantine/core';
 
-const COLORS: Record<string, string> = {
+/** The colour of each job or run state (gray for any other). */
+export const JOB_STATE_COLORS: Readonly<Record<string, string>> = {
   running: 'blue.8',
   successful: 'teal.9',
   failed: 'red.9',
@@ -10,7 +11,7 @@ const COLORS: Record<string, string> = {
 /** A job's or run's state as a badge with the whole word. */
 export function JobStateBadge({ status }: { status: string }) {
   return (
-    <Badge color={COLORS[status] ?? 'gray.8'} miw="max-content" data-testid="job-state">
+    <Badge color={JOB_STATE_COLORS[status] ?? 'gray.8'} miw="max-content" data-testid="job-state">
       {status}
     </Badge>
   );

@@ -1,13 +1,14 @@
 import { Badge, Button, Checkbox, Group, Modal, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { ERROR_CODES, PERMISSION_DESCRIPTIONS, PERMISSIONS, type Permission } from '@svc/protocol';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { adminApi, userGroupsQuery, type UserGroupItem } from '../api/admin.js';
 import { ApiError } from '../api/api-error.js';
 import { policyBodyOf, policyFormOf, policySummary, type PolicyForm } from '../lib/group-policy-form.js';
 import { ADMINISTRATORS } from '../lib/rights.js';
 import { ConfirmModal } from './confirm-modal.js';
 import { ErrorAlert } from './error-alert.js';
+import { FormDialog } from './form-dialog.js';
 import { GroupPolicyFields } from './group-policy-fields.js';
 
 type Editing = { name: string; granted: Permission[]; policy: PolicyForm; isNew: boolean };
@@ -19,53 +20,34 @@ function GroupForm({ editing, onSaved }: { editing: Editing; onSaved: (name: str
   const [name, setName] = useState(editing.name);
   const [granted, setGranted] = useState<string[]>(editing.granted);
   const [policy, setPolicy] = useState(editing.policy);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const group = name.trim();
-      await adminApi.saveUserGroup(group, {
-        permissions: Object.fromEntries(PERMISSIONS.map((p) => [p, granted.includes(p)])),
-        ...policyBodyOf(policy),
-      });
-      onSaved(group);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    const group = name.trim();
+    await adminApi.saveUserGroup(group, {
+      permissions: Object.fromEntries(PERMISSIONS.map((p) => [p, granted.includes(p)])),
+      ...policyBodyOf(policy),
+    });
+    onSaved(group);
   };
   return (
-    <form onSubmit={(e) => void submit(e)}>
-      <Stack>
-        {editing.isNew && (
-          <TextInput
-            label="Group name"
-            required
-            autoComplete="off"
-            value={name}
-            onChange={(e) => setName(e.currentTarget.value)}
-          />
-        )}
-        <Checkbox.Group label="Permissions" value={granted} onChange={setGranted}>
-          <Stack gap="xs" mt="xs">
-            {PERMISSIONS.map((p) => (
-              <Checkbox key={p} value={p} label={p} description={PERMISSION_DESCRIPTIONS[p]} />
-            ))}
-          </Stack>
-        </Checkbox.Group>
-        <GroupPolicyFields value={policy} set={(next) => setPolicy((p) => ({ ...p, ...next }))} />
-        {error !== undefined && <ErrorAlert error={error} />}
-        <Group justify="flex-end">
-          <Button type="submit" loading={busy}>
-            Save group
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+    <FormDialog submitLabel="Save group" submit={submit}>
+      {editing.isNew && (
+        <TextInput
+          label="Group name"
+          required
+          autoComplete="off"
+          value={name}
+          onChange={(e) => setName(e.currentTarget.value)}
+        />
+      )}
+      <Checkbox.Group label="Permissions" value={granted} onChange={setGranted}>
+        <Stack gap="xs" mt="xs">
+          {PERMISSIONS.map((p) => (
+            <Checkbox key={p} value={p} label={p} description={PERMISSION_DESCRIPTIONS[p]} />
+          ))}
+        </Stack>
+      </Checkbox.Group>
+      <GroupPolicyFields value={policy} set={(next) => setPolicy((p) => ({ ...p, ...next }))} />
+    </FormDialog>
   );
 }
 

@@ -40,18 +40,35 @@ export function formatRelative(iso: string, now: number): string {
   return delta > 0 ? `${text} ago` : `in ${text}`;
 }
 
-/** The exact time in the browser's zone, with the zone's name. */
+const EXACT: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  timeZoneName: 'short',
+};
+
+/**
+ * One formatter per time zone ('' the browser's), made once: building an Intl.DateTimeFormat is far dearer than
+ * formatting with it, and lists format a time in every row.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function exactFormatter(timeZone: string | undefined): Intl.DateTimeFormat {
+  const key = timeZone ?? '';
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat(undefined, { ...EXACT, ...(timeZone ? { timeZone } : {}) });
+    formatters.set(key, formatter);
+  }
+  return formatter;
+}
+
+/** The exact time in the browser's zone (or `timeZone`), with the zone's name. */
 export function formatExact(iso: string, timeZone?: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return date.toLocaleString(undefined, {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    timeZoneName: 'short',
-    ...(timeZone ? { timeZone } : {}),
-  });
+  return exactFormatter(timeZone).format(date);
 }

@@ -2,6 +2,7 @@
  * The compose form of a multi-client run (/runs/new): its search params (so other pages can link to a
  * pre-filled form), the request body it sends and the GET /clients query that counts the clients it targets.
  */
+import type { StagedOptions } from './staged-run.js';
 
 export type TargetKind = 'ids' | 'tags' | 'labels';
 export type Operator = 'OR' | 'AND';
@@ -116,6 +117,24 @@ export function targetCountQuery(targets: Targets): URLSearchParams | undefined 
     query.append(`filter[${field}]`, [...ids, ...groups].join(','));
   }
   return query;
+}
+
+/**
+ * What the run form and the schedule form share, as typed: what to run (a command, a typed script or a library
+ * script) and how (interpreter, directory, timeout, concurrency, stop at a failure, batches).
+ */
+export interface RunWhat {
+  source: ScriptSource;
+  command: string;
+  script: string;
+  scriptId: string;
+  interpreter: string;
+  cwd: string;
+  /** '' (schedule form) leaves it out: 60 s, or a library script's own. */
+  timeoutSec: number | string;
+  concurrent: boolean;
+  abortOnError: boolean;
+  staged: StagedOptions;
 }
 
 export interface RunOptions {

@@ -46,6 +46,9 @@ export function jobDurationMs(job: Pick<ChildJob, 'started_at' | 'finished_at'>,
 /** The first non-empty line of stdout (else stderr, else the error), cut to `max` characters. */
 export function outputPreview(job: Pick<ChildJob, 'result' | 'error'>, max = 120): string {
   const source = job.result.stdout.trim() || job.result.stderr.trim() || job.error.trim();
-  const line = source.split('\n').find((l) => l.trim() !== '') ?? '';
+  // The trimmed text starts with its first non-empty line. Found by index, not by splitting: an output may be
+  // megabytes long, and only its start is shown.
+  const newline = source.indexOf('\n');
+  const line = newline < 0 ? source : source.slice(0, newline);
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

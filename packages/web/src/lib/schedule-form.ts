@@ -3,26 +3,16 @@
  * sends. Cron and time zone are checked by svcd (it names the wrong field); the form only sends them.
  */
 import type { Schedule } from '../api/schedules.js';
-import { targetingBody, toBase64, type ScriptSource, type Targets } from './run-compose.js';
-import { noStaging, stagedBody, stagedOf, type StagedOptions } from './staged-run.js';
+import { targetingBody, toBase64, type RunWhat, type ScriptSource, type Targets } from './run-compose.js';
+import { noStaging, stagedBody, stagedOf } from './staged-run.js';
 
-export interface ScheduleForm {
+/** The run fields shared with the run form, and the schedule's own: when, sudo, overlaps, where. */
+export interface ScheduleForm extends RunWhat {
   name: string;
   cron: string;
   timezone: string;
-  source: ScriptSource;
-  command: string;
-  script: string;
-  scriptId: string;
-  interpreter: string;
-  cwd: string;
-  /** '' leaves it out: 60 s, or a library script's own. */
-  timeoutSec: number | string;
   isSudo: boolean;
-  concurrent: boolean;
-  abortOnError: boolean;
   overlaps: boolean;
-  staged: StagedOptions;
   targets: Targets;
 }
 

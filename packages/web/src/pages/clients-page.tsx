@@ -19,7 +19,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { flexRender, getCoreRowModel, useReactTable, type Row } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
+import { memo, useCallback, useEffect, useMemo, useState } from 'react';
 import { clientListQueryOptions } from '../api/queries.js';
 import type { Client } from '../api/types.js';
 import { BulkActions, type Selection } from '../components/bulk-actions.js';
@@ -40,33 +40,39 @@ const route = getRouteApi('/console/clients');
 const ROW_HEIGHT = 45;
 
 /**
- * One row, memoised: scrolling re-renders the page on every frame (the virtualiser's window moves), and only the
- * rows entering the window should render then, not every visible row's Mantine components again.
+ * One row, memoised: scrolling re-renders the body on every frame (the virtualiser's window moves), and only the
+ * rows entering the window should render then. Plain markup (console.css's `.virtual-rows`), not Mantine's
+ * table components, since a frame mounts several rows at once.
  */
 const ClientRow = memo(function ClientRow({
   row,
+  striped,
   selected,
   toggle,
 }: {
   row: Row<Client>;
+  /** Every other row of the list (by its index in the list, so stripes stay put while scrolling). */
+  striped: boolean;
   selected: boolean;
   toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
 }) {
   return (
-    <Table.Tr data-testid="client-row" style={{ height: ROW_HEIGHT }}>
-      <Table.Td>
-        <Checkbox
+    <tr data-testid="client-row" data-striped={striped || undefined} style={{ height: ROW_HEIGHT }}>
+      <td>
+        <input
+          type="checkbox"
+          className="row-check"
           aria-label={`Select ${row.original.name || row.original.id}`}
           checked={selected}
           onChange={(e) => toggle(row.id, row.original.connection_state, e.currentTarget.checked)}
         />
-      </Table.Td>
+      </td>
       {row.getVisibleCells().map((cell) => (
-        <Table.Td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
+        <td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
           {flexRender(cell.column.columnDef.cell, cell.getContext())}
-        </Table.Td>
+        </td>
       ))}
-    </Table.Tr>
+    </tr>
   );
 });
 
@@ -77,19 +83,24 @@ const ClientRow = memo(function ClientRow({
 function ClientRows({
   rows,
   columnCount,
-  scrollRef,
+  scrollElement,
   selection,
   toggle,
 }: {
   rows: Row<Client>[];
   columnCount: number;
-  scrollRef: RefObject<HTMLDivElement | null>;
+  /**
+   * The scrolling box, from state (a callback ref), not a ref object: the box is the body's parent, so its ref is
+   * set only after the body's first layout effect, and with the list already cached (the route's loader) nothing
+   * else would render the body again to show its rows.
+   */
+  scrollElement: HTMLDivElement | null;
   selection: Selection;
   toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
 }) {
   const virtualizer = useVirtualizer({
     count: rows.length,
-    getScrollElement: () => scrollRef.current,
+    getScrollElement: () => scrollElement,
     estimateSize: () => ROW_HEIGHT,
     overscan: 12,
   });
@@ -97,10 +108,10 @@ function ClientRows({
   const padTop = items[0]?.start ?? 0;
   const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
   return (
-    <Table.Tbody>
+    <tbody className="virtual-rows">
       {padTop > 0 && (
         <tr aria-hidden="true">
-          <td style={{ height: padTop, padding: 0 }} colSpan={columnCount} />
+          <td style={{ height: padTop, padding: 0, border: 0 }} colSpan={columnCount} />
         </tr>
       )}
       {items.map((item) => {
@@ -110,6 +121,7 @@ function ClientRows({
           <ClientRow
             key={row.id}
             row={row}
+            striped={item.index % 2 === 0}
             selected={selection.all || selection.rows.has(row.id)}
             toggle={toggle}
           />
@@ -117,10 +129,10 @@ function ClientRows({
       })}
       {padBottom > 0 && (
         <tr aria-hidden="true">
-          <td style={{ height: padBottom, padding: 0 }} colSpan={columnCount} />
+          <td style={{ height: padBottom, padding: 0, border: 0 }} colSpan={columnCount} />
         </tr>
       )}
-    </Table.Tbody>
+    </tbody>
   );
 }
 
@@ -202,7 +214,11 @@ export function ClientsPage() {
   const [selection, setSelection] = useState<Selection>({ all: false, rows: new Map() });
   // A new filter is another set of clients: the selection starts again.
   const filterKey = viewSearchString({ ...search, cols: undefined, sort: undefined, limit: undefined });
-  useEffect(() => setSelection({ all: false, rows: new Map() }), [filterKey]);
+  useEffect(
+    // An empty selection is kept as it is: no second render of the page on every filter change.
+    () => setSelection((prev) => (prev.all || prev.rows.size > 0 ? { all: false, rows: new Map() } : prev)),
+    [filterKey],
+  );
   const selectedCount = selection.all ? count : selection.rows.size;
   const pageSelected = !selection.all && rows.length > 0 && rows.every((r) => selection.rows.has(r.id));
   const toggleRow = useCallback(
@@ -233,7 +249,7 @@ export function ClientsPage() {
     manualPagination: true,
     getRowId: (row) => row.id,
   });
-  const scrollRef = useRef<HTMLDivElement>(null);
+  const [scrollElement, setScrollElement] = useState<HTMLDivElement | null>(null);
 
   return (
     <Stack>
@@ -276,8 +292,8 @@ export function ClientsPage() {
           All {count} clients matching the filter are selected.
         </Text>
       )}
-      <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Clients list">
-        <Table className="clients-table" striped highlightOnHover verticalSpacing="xs" miw={900}>
+      <div className="clients-scroll" ref={setScrollElement} tabIndex={0} aria-label="Clients list">
+        <Table className="clients-table" verticalSpacing="xs" miw={900}>
           <Table.Thead>
             {table.getHeaderGroups().map((group) => (
               <Table.Tr key={group.id}>
@@ -317,7 +333,7 @@ export function ClientsPage() {
           <ClientRows
             rows={table.getRowModel().rows}
             columnCount={columns.length + 1}
-            scrollRef={scrollRef}
+            scrollElement={scrollElement}
             selection={selection}
             toggle={toggleRow}
           />

@@ -14,11 +14,12 @@ import {
   VisuallyHidden,
 } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { ApiError } from '../api/api-error.js';
 import { adminApi, credentialsQuery, type ClientCredential } from '../api/admin.js';
 import { ConfirmModal } from '../components/confirm-modal.js';
 import { ErrorAlert } from '../components/error-alert.js';
+import { FormDialog } from '../components/form-dialog.js';
 import { PageError } from '../components/page-error.js';
 import { SecretOnce } from '../components/secret-once.js';
 import { generatePassword } from '../lib/secrets.js';
@@ -28,73 +29,52 @@ function AddCredentialDialog({ onClose }: { onClose: () => void }) {
   const queryClient = useQueryClient();
   const [id, setId] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [added, setAdded] = useState<{ id: string; password: string }>();
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await adminApi.addCredential(id, password);
-      setAdded({ id, password });
-      void queryClient.invalidateQueries({ queryKey: ['clients-auth'] });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    await adminApi.addCredential(id, password);
+    void queryClient.invalidateQueries({ queryKey: ['clients-auth'] });
+    return { id, password };
   };
-  if (added) {
-    return (
-      <Stack>
-        <Text size="sm">
-          Credential <b>{added.id}</b> added. Agents log in with it by <Code>svc --auth id:password</Code>,{' '}
-          <Code>auth</Code> in their <Code>[client]</Code> section or <Code>SVC_AUTH</Code>:
-        </Text>
-        <SecretOnce
-          value={`${added.id}:${added.password}`}
-          label="agent credential"
-          warning="Administrators can read it again on this page, but it is not kept in this dialog once closed."
-        />
-        <Group justify="flex-end">
-          <Button onClick={onClose}>Done</Button>
-        </Group>
-      </Stack>
-    );
-  }
   return (
-    <form onSubmit={(e) => void submit(e)}>
-      <Stack>
-        <TextInput
-          label="Client-auth id"
-          description="The name agents log in with (no colon)."
-          required
-          value={id}
-          onChange={(e) => setId(e.currentTarget.value)}
-        />
-        <Group align="end" wrap="nowrap">
-          <PasswordInput
-            label="Password"
-            description="8 to 100 characters."
-            required
-            style={{ flex: 1 }}
-            autoComplete="new-password"
-            value={password}
-            onChange={(e) => setPassword(e.currentTarget.value)}
+    <FormDialog
+      submitLabel="Add credential"
+      submit={submit}
+      onDone={onClose}
+      shownOnce={(added) => (
+        <>
+          <Text size="sm">
+            Credential <b>{added.id}</b> added. Agents log in with it by <Code>svc --auth id:password</Code>,{' '}
+            <Code>auth</Code> in their <Code>[client]</Code> section or <Code>SVC_AUTH</Code>:
+          </Text>
+          <SecretOnce
+            value={`${added.id}:${added.password}`}
+            label="agent credential"
+            warning="Administrators can read it again on this page, but it is not kept in this dialog once closed."
           />
-          <Button variant="default" onClick={() => setPassword(generatePassword())}>
-            Generate
-          </Button>
-        </Group>
-        {error !== undefined && <ErrorAlert error={error} />}
-        <Group justify="flex-end">
-          <Button type="submit" loading={busy}>
-            Add credential
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+        </>
+      )}
+    >
+      <TextInput
+        label="Client-auth id"
+        description="The name agents log in with (no colon)."
+        required
+        value={id}
+        onChange={(e) => setId(e.currentTarget.value)}
+      />
+      <Group align="end" wrap="nowrap">
+        <PasswordInput
+          label="Password"
+          description="8 to 100 characters."
+          required
+          style={{ flex: 1 }}
+          autoComplete="new-password"
+          value={password}
+          onChange={(e) => setPassword(e.currentTarget.value)}
+        />
+        <Button variant="default" onClick={() => setPassword(generatePassword())}>
+          Generate
+        </Button>
+      </Group>
+    </FormDialog>
   );
 }
 

@@ -11,12 +11,11 @@ import {
   Table,
   Text,
   Title,
-  UnstyledButton,
 } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useMemo, useRef, useState, type ReactNode } from 'react';
+import { memo, useMemo, useRef, useState, type ReactNode } from 'react';
 import {
   fetchRunChildren,
   fetchRunCsv,
@@ -28,8 +27,10 @@ import {
 } from '../api/runs.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { JobOutputModal } from '../components/job-output-modal.js';
-import { JobStateBadge } from '../components/job-state.js';
+import { Chip } from '../components/chip.js';
+import { JOB_STATE_COLORS, JobStateBadge } from '../components/job-state.js';
 import { AnchorLink } from '../components/links.js';
+import { ClientRowLink } from '../components/row-link.js';
 import { TimeAgo } from '../components/time-ago.js';
 import { saveText } from '../lib/download.js';
 import { formatDuration } from '../lib/format.js';
@@ -50,14 +51,6 @@ import { describeTargets } from '../lib/run-summary.js';
 const route = getRouteApi('/console/runs/$jid');
 const ROW_HEIGHT = 44;
 const COLUMNS = 5;
-/** One line, cut with an ellipsis inside its cell. */
-const PREVIEW_STYLE = {
-  display: 'block',
-  maxWidth: '100%',
-  overflow: 'hidden',
-  textOverflow: 'ellipsis',
-  whiteSpace: 'nowrap',
-} as const;
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {
   return (
@@ -119,6 +112,56 @@ function RunFacts({ run }: { run: Run }) {
   );
 }
 
+/**
+ * One job's row, memoised: scrolling re-renders the list on every frame, and only rows entering the window should
+ * render then. A finished job's duration and preview never change; a running one's duration moves with `now`.
+ * Plain markup (console.css's `.virtual-rows`, a chip, a plain link), since a frame mounts several rows at once.
+ */
+const JobRow = memo(function JobRow({
+  job,
+  durationMs,
+  striped,
+  onOpen,
+}: {
+  job: ChildJob;
+  durationMs: number | undefined;
+  striped: boolean;
+  onOpen: (job: ChildJob) => void;
+}) {
+  const preview = outputPreview(job);
+  const name = job.client_name || job.client_id;
+  return (
+    <tr
+      data-testid="run-job"
+      data-client={job.client_id}
+      data-striped={striped || undefined}
+      style={{ height: ROW_HEIGHT }}
+    >
+      <td className="clip">
+        <ClientRowLink clientId={job.client_id}>{name}</ClientRowLink>
+      </td>
+      <td>
+        <Chip color={JOB_STATE_COLORS[job.status] ?? 'gray.8'} testId="job-state">
+          {job.status}
+        </Chip>
+      </td>
+      <td data-testid="run-job-exit">{job.exit_code ?? '—'}</td>
+      <td>{durationMs === undefined ? '—' : formatDuration(durationMs)}</td>
+      <td className="clip" style={{ maxWidth: 420 }}>
+        <button
+          type="button"
+          className="preview-button"
+          onClick={() => onOpen(job)}
+          aria-label={`${preview || '(no output)'}: full output of ${name}`}
+          data-testid="run-job-preview"
+        >
+          {preview || <span className="dimmed">(no output)</span>}
+        </button>
+      </td>
+    </tr>
+  );
+});
+
 /** The rows, virtualised: only those in view are in the page, so a run on thousands of clients stays fast. */
 function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) => void }) {
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -134,7 +177,7 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) =
   const now = Date.now();
   return (
     <div className="clients-scroll" ref={scrollRef} tabIndex={0} aria-label="Jobs of this run">
-      <Table className="clients-table" striped highlightOnHover verticalSpacing="xs" miw={720}>
+      <Table className="clients-table" verticalSpacing="xs" miw={720}>
         <Table.Thead>
           <Table.Tr>
             <Table.Th>Client</Table.Th>
@@ -144,59 +187,31 @@ function JobRows({ jobs, onOpen }: { jobs: ChildJob[]; onOpen: (job: ChildJob) =
             <Table.Th>Output</Table.Th>
           </Table.Tr>
         </Table.Thead>
-        <Table.Tbody>
+        <tbody className="virtual-rows">
           {padTop > 0 && (
             <tr aria-hidden="true">
-              <td style={{ height: padTop, padding: 0 }} colSpan={COLUMNS} />
+              <td style={{ height: padTop, padding: 0, border: 0 }} colSpan={COLUMNS} />
             </tr>
           )}
           {items.map((item) => {
             const job = jobs[item.index];
             if (!job) return null;
-            const ms = jobDurationMs(job, now);
-            const preview = outputPreview(job);
             return (
-              <Table.Tr
+              <JobRow
                 key={job.jid}
-                data-testid="run-job"
-                data-client={job.client_id}
-                style={{ height: ROW_HEIGHT }}
-              >
-                <Table.Td className="clip">
-                  <AnchorLink to="/clients/$clientId" params={{ clientId: job.client_id }}>
-                    {job.client_name || job.client_id}
-                  </AnchorLink>
-                </Table.Td>
-                <Table.Td>
-                  <JobStateBadge status={job.status} />
-                </Table.Td>
-                <Table.Td data-testid="run-job-exit">{job.exit_code ?? '—'}</Table.Td>
-                <Table.Td>{ms === undefined ? '—' : formatDuration(ms)}</Table.Td>
-                <Table.Td className="clip" maw={420}>
-                  <UnstyledButton
-                    onClick={() => onOpen(job)}
-                    aria-label={`${preview || '(no output)'}: full output of ${job.client_name || job.client_id}`}
-                    ff="monospace"
-                    fz="sm"
-                    data-testid="run-job-preview"
-                    style={PREVIEW_STYLE}
-                  >
-                    {preview || (
-                      <Text span c="dimmed" size="sm">
-                        (no output)
-                      </Text>
-                    )}
-                  </UnstyledButton>
-                </Table.Td>
-              </Table.Tr>
+                job={job}
+                durationMs={jobDurationMs(job, now)}
+                striped={item.index % 2 === 0}
+                onOpen={onOpen}
+              />
             );
           })}
           {padBottom > 0 && (
             <tr aria-hidden="true">
-              <td style={{ height: padBottom, padding: 0 }} colSpan={COLUMNS} />
+              <td style={{ height: padBottom, padding: 0, border: 0 }} colSpan={COLUMNS} />
             </tr>
           )}
-        </Table.Tbody>
+        </tbody>
       </Table>
     </div>
   );

@@ -13,10 +13,10 @@ import {
   VisuallyHidden,
 } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { adminApi, apiTokensQuery, meQuery, type ApiTokenItem, type CreatedApiToken } from '../api/admin.js';
 import { ConfirmModal } from '../components/confirm-modal.js';
-import { ErrorAlert } from '../components/error-alert.js';
+import { FormDialog } from '../components/form-dialog.js';
 import { PageError } from '../components/page-error.js';
 import { SecretOnce } from '../components/secret-once.js';
 import { TimeAgo } from '../components/time-ago.js';
@@ -72,86 +72,56 @@ function CreateTokenDialog({ admin, onClose }: { admin: boolean; onClose: () => 
   const [scope, setScope] = useState('read');
   const [choice, setChoice] = useState('90');
   const [date, setDate] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [created, setCreated] = useState<CreatedApiToken>();
   const me = useQuery(meQuery);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     const expires = expiryFor(choice, date, Date.now());
-    if (!expires) {
-      setError(new Error('Choose an expiry date in the future.'));
-      return;
-    }
-    setBusy(true);
-    setError(undefined);
-    try {
-      const token = await adminApi.createToken({
-        name: name.trim(),
-        scope: scope as CreatedApiToken['scope'],
-        expires_at: expires,
-      });
-      setCreated(token);
-      void queryClient.invalidateQueries({ queryKey: ['api-tokens'] });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    if (!expires) throw new Error('Choose an expiry date in the future.');
+    const token = await adminApi.createToken({
+      name: name.trim(),
+      scope: scope as CreatedApiToken['scope'],
+      expires_at: expires,
+    });
+    void queryClient.invalidateQueries({ queryKey: ['api-tokens'] });
+    return token;
   };
-  if (created) {
-    return (
-      <Stack>
-        <Text size="sm">
-          Token <b>{created.name}</b> ({created.scope}) is ready. Use it as the password of HTTP Basic with
-          your username:
-        </Text>
-        <Code
-          block
-        >{`curl -u ${me.data?.username ?? 'USERNAME'}:TOKEN ${location.origin}/api/v1/status`}</Code>
-        <SecretOnce
-          value={created.token}
-          label="token"
-          warning="svcd keeps only a hash of it: once this dialog is closed, nobody can show it again. Lost tokens are revoked and replaced."
-        />
-        <Group justify="flex-end">
-          <Button onClick={onClose}>Done</Button>
-        </Group>
-      </Stack>
-    );
-  }
   return (
-    <form onSubmit={(e) => void submit(e)}>
-      <Stack>
-        <TextInput
-          label="Name"
-          description="What uses it, e.g. “backup script on nas-1”."
-          required
-          value={name}
-          onChange={(e) => setName(e.currentTarget.value)}
-        />
-        <Select
-          label="Scope"
-          data={admin ? SCOPES : SCOPES.filter((s) => s.value !== 'clients-auth')}
-          value={scope}
-          onChange={(value) => setScope(value ?? 'read')}
-          allowDeselect={false}
-        />
-        <ExpiryFields
-          choice={choice}
-          date={date}
-          onChoice={setChoice}
-          onDate={setDate}
-          label="Expires after"
-        />
-        {error !== undefined && <ErrorAlert error={error} />}
-        <Group justify="flex-end">
-          <Button type="submit" loading={busy}>
-            Create token
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+    <FormDialog
+      submitLabel="Create token"
+      submit={submit}
+      onDone={onClose}
+      shownOnce={(created) => (
+        <>
+          <Text size="sm">
+            Token <b>{created.name}</b> ({created.scope}) is ready. Use it as the password of HTTP Basic with
+            your username:
+          </Text>
+          <Code
+            block
+          >{`curl -u ${me.data?.username ?? 'USERNAME'}:TOKEN ${location.origin}/api/v1/status`}</Code>
+          <SecretOnce
+            value={created.token}
+            label="token"
+            warning="svcd keeps only a hash of it: once this dialog is closed, nobody can show it again. Lost tokens are revoked and replaced."
+          />
+        </>
+      )}
+    >
+      <TextInput
+        label="Name"
+        description="What uses it, e.g. “backup script on nas-1”."
+        required
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+      />
+      <Select
+        label="Scope"
+        data={admin ? SCOPES : SCOPES.filter((s) => s.value !== 'clients-auth')}
+        value={scope}
+        onChange={(value) => setScope(value ?? 'read')}
+        allowDeselect={false}
+      />
+      <ExpiryFields choice={choice} date={date} onChoice={setChoice} onDate={setDate} label="Expires after" />
+    </FormDialog>
   );
 }
 
@@ -160,61 +130,39 @@ function EditTokenDialog({ token, onClose }: { token: ApiTokenItem; onClose: () 
   const [name, setName] = useState(token.name);
   const [choice, setChoice] = useState('keep');
   const [date, setDate] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     const expires = choice === 'keep' ? undefined : expiryFor(choice, date, Date.now());
-    if (choice !== 'keep' && !expires) {
-      setError(new Error('Choose an expiry date in the future.'));
-      return;
-    }
-    setBusy(true);
-    setError(undefined);
-    try {
-      await adminApi.updateToken(token.prefix, {
-        ...(name.trim() !== token.name ? { name: name.trim() } : {}),
-        ...(expires ? { expires_at: expires } : {}),
-      });
-      await queryClient.invalidateQueries({ queryKey: ['api-tokens'] });
-      onClose();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    if (choice !== 'keep' && !expires) throw new Error('Choose an expiry date in the future.');
+    await adminApi.updateToken(token.prefix, {
+      ...(name.trim() !== token.name ? { name: name.trim() } : {}),
+      ...(expires ? { expires_at: expires } : {}),
+    });
+    await queryClient.invalidateQueries({ queryKey: ['api-tokens'] });
+    onClose();
   };
   return (
-    <form onSubmit={(e) => void submit(e)}>
-      <Stack>
-        <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
-        <Select
-          label="Expiry"
-          data={[
-            { value: 'keep', label: 'Keep the current one' },
-            ...TOKEN_EXPIRY_CHOICES.map((c) => ({ value: c.value, label: `${c.label} from now` })),
-          ]}
-          value={choice}
-          onChange={(value) => setChoice(value ?? 'keep')}
-          allowDeselect={false}
+    <FormDialog submitLabel="Save" submit={submit}>
+      <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+      <Select
+        label="Expiry"
+        data={[
+          { value: 'keep', label: 'Keep the current one' },
+          ...TOKEN_EXPIRY_CHOICES.map((c) => ({ value: c.value, label: `${c.label} from now` })),
+        ]}
+        value={choice}
+        onChange={(value) => setChoice(value ?? 'keep')}
+        allowDeselect={false}
+      />
+      {choice === 'date' && (
+        <TextInput
+          type="date"
+          label="Expiry date"
+          required
+          value={date}
+          onChange={(e) => setDate(e.currentTarget.value)}
         />
-        {choice === 'date' && (
-          <TextInput
-            type="date"
-            label="Expiry date"
-            required
-            value={date}
-            onChange={(e) => setDate(e.currentTarget.value)}
-          />
-        )}
-        {error !== undefined && <ErrorAlert error={error} />}
-        <Group justify="flex-end">
-          <Button type="submit" loading={busy}>
-            Save
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+      )}
+    </FormDialog>
   );
 }
 

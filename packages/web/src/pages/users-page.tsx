@@ -13,11 +13,12 @@ import {
   VisuallyHidden,
 } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { adminApi, meQuery, usersQuery, type UserItem, type WriteOutcome } from '../api/admin.js';
 import { ConfirmModal } from '../components/confirm-modal.js';
-import { ErrorAlert } from '../components/error-alert.js';
+import { FormDialog } from '../components/form-dialog.js';
 import { PageError } from '../components/page-error.js';
+import { TwoFaStateText } from '../components/two-fa-state.js';
 import { WriteOutcomeAlert } from '../components/write-outcome.js';
 import { UserGroups } from '../components/user-groups.js';
 import { ADMINISTRATORS, cleanGroups } from '../lib/rights.js';
@@ -38,82 +39,71 @@ function UserForm({
   const [password, setPassword] = useState('');
   const [groups, setGroups] = useState<string[]>(editing?.groups ?? []);
   const [sendTo, setSendTo] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const cleaned = cleanGroups(groups);
-      if (editing) {
-        const outcome = await adminApi.updateUser(editing.username, {
-          groups: cleaned,
-          ...(password ? { password } : {}),
-          ...(sendTo ? { two_fa_send_to: sendTo } : {}),
-        });
-        onSaved(outcome, `User ${editing.username} changed.`);
-      } else {
-        const outcome = await adminApi.createUser({
-          username: username.trim(),
-          password,
-          groups: cleaned,
-          ...(sendTo ? { two_fa_send_to: sendTo } : {}),
-        });
-        onSaved(outcome, `User ${username.trim()} created.`);
-      }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
+  const submit = async () => {
+    const cleaned = cleanGroups(groups);
+    if (editing) {
+      const outcome = await adminApi.updateUser(editing.username, {
+        groups: cleaned,
+        ...(password ? { password } : {}),
+        ...(sendTo ? { two_fa_send_to: sendTo } : {}),
+      });
+      onSaved(outcome, `User ${editing.username} changed.`);
+    } else {
+      const outcome = await adminApi.createUser({
+        username: username.trim(),
+        password,
+        groups: cleaned,
+        ...(sendTo ? { two_fa_send_to: sendTo } : {}),
+      });
+      onSaved(outcome, `User ${username.trim()} created.`);
     }
   };
   return (
-    <form onSubmit={(e) => void submit(e)}>
-      <Stack>
-        {!editing && (
-          <TextInput
-            label="Username"
-            required
-            autoComplete="off"
-            value={username}
-            onChange={(e) => setUsername(e.currentTarget.value)}
-          />
-        )}
-        <PasswordInput
-          label={editing ? 'New password' : 'Password'}
-          description={editing ? 'Leave empty to keep the current one.' : '8 to 72 bytes.'}
-          required={!editing}
-          autoComplete="new-password"
-          value={password}
-          onChange={(e) => setPassword(e.currentTarget.value)}
-        />
-        <TagsInput
-          label="Groups"
-          description={`Type a name and press Enter. ${ADMINISTRATORS} may manage users, credentials and the vault.`}
-          data={knownGroups}
-          value={groups}
-          onChange={setGroups}
-          clearable
-        />
-        <TextInput
-          label="Two-factor address (two_fa_send_to)"
-          description={
-            editing
-              ? 'Where login codes go; leave empty to keep the current one.'
-              : 'Where login codes go (e-mail address or Pushover key) when two-factor login by code is on.'
-          }
-          value={sendTo}
-          onChange={(e) => setSendTo(e.currentTarget.value)}
-        />
-        {error !== undefined && <ErrorAlert error={error} />}
-        <Group justify="flex-end">
-          <Button type="submit" loading={busy}>
-            {editing ? 'Save changes' : 'Create user'}
-          </Button>
+    <FormDialog submitLabel={editing ? 'Save changes' : 'Create user'} submit={submit}>
+      {editing && (
+        <Group gap="xs" data-testid="user-2fa-detail">
+          <Text size="sm" fw={500}>
+            Two-factor login:
+          </Text>
+          <TwoFaStateText state={editing.two_fa} />
         </Group>
-      </Stack>
-    </form>
+      )}
+      {!editing && (
+        <TextInput
+          label="Username"
+          required
+          autoComplete="off"
+          value={username}
+          onChange={(e) => setUsername(e.currentTarget.value)}
+        />
+      )}
+      <PasswordInput
+        label={editing ? 'New password' : 'Password'}
+        description={editing ? 'Leave empty to keep the current one.' : '8 to 72 bytes.'}
+        required={!editing}
+        autoComplete="new-password"
+        value={password}
+        onChange={(e) => setPassword(e.currentTarget.value)}
+      />
+      <TagsInput
+        label="Groups"
+        description={`Type a name and press Enter. ${ADMINISTRATORS} may manage users, credentials and the vault.`}
+        data={knownGroups}
+        value={groups}
+        onChange={setGroups}
+        clearable
+      />
+      <TextInput
+        label="Two-factor address (two_fa_send_to)"
+        description={
+          editing
+            ? 'Where login codes go; leave empty to keep the current one.'
+            : 'Where login codes go (e-mail address or Pushover key) when two-factor login by code is on.'
+        }
+        value={sendTo}
+        onChange={(e) => setSendTo(e.currentTarget.value)}
+      />
+    </FormDialog>
   );
 }
 
@@ -173,12 +163,13 @@ export function UsersPage() {
           ) : shown.length === 0 ? (
             <Text c="dimmed">No user matches “{filter}”. Clear the filter or add a user.</Text>
           ) : (
-            <Table.ScrollContainer minWidth={520}>
+            <Table.ScrollContainer minWidth={640}>
               <Table striped highlightOnHover>
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th>Username</Table.Th>
                     <Table.Th>Groups</Table.Th>
+                    <Table.Th>Two-factor</Table.Th>
                     <Table.Th>
                       <VisuallyHidden>Actions</VisuallyHidden>
                     </Table.Th>
@@ -202,6 +193,9 @@ export function UsersPage() {
                             </Badge>
                           ))}
                         </Group>
+                      </Table.Td>
+                      <Table.Td>
+                        <TwoFaStateText state={user.two_fa} />
                       </Table.Td>
                       <Table.Td>
                         <Group gap="xs" justify="flex-end" wrap="nowrap">
@@ -279,6 +273,7 @@ export function UsersPage() {
           if (!resetting) return;
           await adminApi.resetTotp(resetting.username);
           setOutcome({ outcome: {}, done: `${resetting.username} sets up a new app at their next login.` });
+          await refresh();
         }}
       >
         Their current app stops working; at the next login they scan a new QR code.

@@ -1,4 +1,5 @@
 import { createRoute, lazyRouteComponent } from '@tanstack/react-router';
+import { clientListQueryOptions } from '../api/queries.js';
 import { parseClientSearch } from '../lib/client-filters.js';
 import { consoleRoute } from './console-route.js';
 
@@ -6,6 +7,12 @@ const clientsRoute = createRoute({
   getParentRoute: () => consoleRoute,
   path: '/clients',
   validateSearch: parseClientSearch,
+  // The list is asked for as soon as the route matches, while the page's chunk loads, not after it renders; the
+  // loader does not wait for it (the page shows its own loading state and errors).
+  loaderDeps: ({ search }) => search,
+  loader: ({ context, deps }) => {
+    void context.queryClient.prefetchQuery(clientListQueryOptions(deps));
+  },
   component: lazyRouteComponent(() => import('../pages/clients-page.js'), 'ClientsPage'),
 });
 

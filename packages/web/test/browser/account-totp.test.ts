@@ -58,6 +58,9 @@ describe('the authenticator app on My account', () => {
   test('an administrator resets a user’s app from Users; the next login sets one up again', async () => {
     await h.page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Users' }).click();
     await h.page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+    // The 2FA column: the admin's app is set up (the first test enrolled a new one).
+    const adminRow = h.page.getByTestId('user-row').filter({ hasText: E2E_ADMIN.username });
+    await expect.poll(() => adminRow.getByTestId('user-2fa').textContent()).toBe('authenticator app');
     await h.page
       .getByRole('button', { name: `Reset the authenticator app of ${E2E_ADMIN.username}` })
       .click();
@@ -65,6 +68,20 @@ describe('the authenticator app on My account', () => {
     await expect
       .poll(() => h.page.getByTestId('write-outcome').textContent())
       .toMatch(/new app at their next login/);
+    await expect
+      .poll(() => adminRow.getByTestId('user-2fa').textContent())
+      .toBe('authenticator app not set up');
+    await h.page.getByRole('button', { name: `Edit ${E2E_ADMIN.username}` }).click();
+    await expect
+      .poll(() =>
+        h.page
+          .getByRole('dialog', { name: `Edit ${E2E_ADMIN.username}` })
+          .getByTestId('user-2fa')
+          .textContent(),
+      )
+      .toBe('authenticator app not set up');
+    await h.page.keyboard.press('Escape');
+    await h.page.getByRole('dialog', { name: `Edit ${E2E_ADMIN.username}` }).waitFor({ state: 'detached' });
     await h.page.getByRole('button', { name: 'Log out' }).click();
     await h.page.waitForURL((url) => url.pathname === '/login');
     // No secret given: the login shows the enrolment (QR code and a new secret) again.

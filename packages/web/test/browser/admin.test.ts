@@ -57,9 +57,12 @@ describe('accounts in the console', () => {
     const row = h.page.getByTestId('user-row').filter({ hasText: USER.username });
     await row.waitFor();
     expect(await row.textContent()).toContain('Operators');
+    // This svcd has no second factor: the 2FA column and the user's dialog say so.
+    expect(await row.getByTestId('user-2fa').textContent()).toBe('off on this server');
 
     // Edit: one more group (the list replaces the user's groups as a whole).
     await h.page.getByRole('button', { name: `Edit ${USER.username}` }).click();
+    expect(await dialog().getByTestId('user-2fa').textContent()).toBe('off on this server');
     await dialog().getByLabel('Groups', { exact: true }).fill('Auditors');
     await dialog().getByLabel('Groups', { exact: true }).press('Enter');
     await dialog().getByRole('button', { name: 'Save changes' }).click();

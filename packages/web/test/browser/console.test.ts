@@ -16,6 +16,7 @@ import {
 } from '../../../../test-support/e2e-setup.js';
 import { SVC_BIN, freePort, startProcess, type RunningProcess } from '../../../../test-support/process.js';
 import { awayFromStepEdge, currentStep, totpCode } from '../../../../test-support/totp.js';
+import { NAV_PAGES } from '../../src/nav.js';
 
 const AGENTS = [
   { id: 'web-1', name: 'web one', tags: ['web', 'eu'] },
@@ -206,17 +207,32 @@ describe('the web console', () => {
     expect(await seriousAxeViolations(page)).toEqual([]);
   });
 
-  test('a phone-sized screen keeps the pages usable', async () => {
+  test('a phone-sized screen keeps every page of the menu usable', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${origin}/clients`);
-    await rowCount(3);
-    await page.getByRole('button', { name: 'Menu' }).click();
-    await page.getByRole('link', { name: 'Dashboard' }).click();
-    await page.getByTestId('clients-connected').getByText('3').waitFor();
-    // Nothing wider than the screen but the clients table's own scroll area.
-    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
-    await page.setViewportSize({ width: 1280, height: 860 });
-  });
+    try {
+      await page.goto(`${origin}/clients`);
+      await rowCount(3);
+      await page.getByRole('button', { name: 'Menu' }).click();
+      await page.getByRole('link', { name: 'Dashboard' }).click();
+      await page.getByTestId('clients-connected').getByText('3').waitFor();
+      // Nothing wider than the screen but the tables' own scroll areas.
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      // Every page of the menu, reached through the menu as a phone user does (the admin sees them all).
+      const wide: string[] = [];
+      for (const { label, to } of NAV_PAGES) {
+        await page.getByRole('button', { name: 'Menu' }).click();
+        await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: label }).click();
+        await page.waitForURL((url) => url.pathname === to);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        await page.waitForLoadState('networkidle');
+        const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
+        if (width > 390) wide.push(`${label} (${to}): ${width} px`);
+      }
+      expect(wide).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+  }, 120_000);
 
   test('an expired session says so and returns to the same page after the next login', async () => {
     await page.goto(`${origin}/clients?tags=db`);
