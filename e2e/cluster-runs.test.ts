@@ -9,16 +9,10 @@ import { connect, type NatsConnection, type Subscription } from 'nats';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { basicHeader } from '../test-support/api-client.js';
-import {
-  connectRunsAgent,
-  gate,
-  startRunsNode,
-  startSharedParts,
-  type RunsAgent,
-  type RunsNode,
-  type SharedParts,
-} from '../test-support/cluster-harness-runs.js';
+import { ADMIN, eventually, finishedRun, runOf } from '../test-support/cluster-api.js';
+import { TestCluster, type ClusterNode } from '../test-support/cluster-harness.js';
 import { E2E_ADMIN } from '../test-support/e2e-setup.js';
+import { connectLinkAgent, gate, type LinkAgent } from '../test-support/link-agent.js';
 import {
   DEFAULT_MAX_PAYLOAD,
   MAX_JOBS_PER_MESSAGE,
@@ -30,54 +24,29 @@ import {
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return -- tests inspect arbitrary JSON */
 type Json = any;
 
-const ADMIN = { basic: [E2E_ADMIN.username, E2E_ADMIN.password] as [string, string] };
 const HEARTBEAT_MS = 1_000;
+/** `[cluster] nats_prefix` of the nodes: the subjects the test watches start with it. */
+const NATS_PREFIX = 'svcruns';
 /** Clients per node: 7 × 3 = 21, so a run of 20 has clients on every node. */
 const PER_NODE = 7;
 
-let shared: SharedParts;
+let cluster: TestCluster;
 let observer: NatsConnection;
-const nodes: Record<'a' | 'b' | 'c', RunsNode | undefined> = { a: undefined, b: undefined, c: undefined };
-const agents = new Map<string, RunsAgent>();
+let a: ClusterNode;
+let b: ClusterNode;
+let c: ClusterNode;
+const agents = new Map<string, LinkAgent>();
 
-const node = (id: 'a' | 'b' | 'c'): RunsNode => {
-  const found = nodes[id];
-  if (!found) throw new Error(`node ${id} did not start`);
-  return found;
-};
-const agent = (id: string): RunsAgent => {
+const agent = (id: string): LinkAgent => {
   const found = agents.get(id);
   if (!found) throw new Error(`no agent ${id}`);
   return found;
 };
 
-/** Polls (bounded) until `check` passes: another node's writes have no event the test can await. */
-async function eventually<T>(
-  what: string,
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  withinMs = 20_000,
-) {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${withinMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function startRun(via: RunsNode, body: Record<string, unknown>): Promise<string> {
+async function startRun(via: ClusterNode, body: Record<string, unknown>): Promise<string> {
   const res = await via.api.post('/commands', body, { auth: ADMIN });
   expect(res.status, res.text).toBe(200);
   return res.json.data.jid as string;
-}
-
-async function runOf(via: RunsNode, jid: string): Promise<Json> {
-  const res = await via.api.get(`/commands/${jid}`, { auth: ADMIN });
-  expect(res.status, res.text).toBe(200);
-  return res.json.data;
 }
 
 /** The dispatch requests nodes send each other (`<prefix>.node.<id>.dispatch`), as seen on NATS. */
@@ -86,7 +55,7 @@ async function countDispatches(): Promise<{
   stop(): void;
 }> {
   const seen: { node: string; op: string; jobs: number }[] = [];
-  const subscription: Subscription = observer.subscribe(`${shared.prefix}.node.*.dispatch`);
+  const subscription: Subscription = observer.subscribe(`${NATS_PREFIX}.node.*.dispatch`);
   // The server has the subscription before any node sends.
   await observer.flush();
   void (async () => {
@@ -110,7 +79,7 @@ interface Socket {
 }
 
 /** A WebSocket on the node's API (as the console opens it) collecting every message. */
-function openSocket(via: RunsNode, path: string): Promise<Socket> {
+function openSocket(via: ClusterNode, path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${via.apiPort}/api/v1${path}`, {
       headers: {
@@ -160,35 +129,33 @@ const textOf = (messages: Json[], clientId: string) =>
     .join('');
 
 beforeAll(async () => {
-  shared = await startSharedParts('svcruns');
-  observer = await connect({ servers: shared.nats.url });
-  // One after the other: the first creates the schema.
-  for (const id of ['a', 'b', 'c'] as const)
-    nodes[id] = await startRunsNode(shared, `node-${id}`, HEARTBEAT_MS);
-  for (const id of ['a', 'b', 'c'] as const)
+  cluster = await TestCluster.start({
+    name: 'cluster-runs',
+    heartbeatMs: HEARTBEAT_MS,
+    cluster: () => [`nats_prefix = "${NATS_PREFIX}"`],
+  });
+  observer = await connect({ servers: cluster.nats.url });
+  [a, b, c] = (await cluster.startNodes('node-a', 'node-b', 'node-c')) as [
+    ClusterNode,
+    ClusterNode,
+    ClusterNode,
+  ];
+  await cluster.createCredential();
+  for (const [name, via] of [
+    ['a', a],
+    ['b', b],
+    ['c', c],
+  ] as const)
     for (let i = 1; i <= PER_NODE; i += 1)
-      agents.set(`${id}${i}`, await connectRunsAgent(node(id), `${id}${i}`));
+      agents.set(`${name}${i}`, await connectLinkAgent(cluster.link(via), `${name}${i}`));
   // Every node lists every client connected (the others' within a heartbeat).
-  for (const id of ['a', 'b', 'c'] as const)
-    await eventually(
-      `node ${id} listing all clients connected`,
-      async () => {
-        const res = await node(id).api.get('/clients?fields[clients]=id,connection_state', {
-          auth: ADMIN,
-        });
-        return (res.json.data as { connection_state: string }[]).filter(
-          (c) => c.connection_state === 'connected',
-        ).length;
-      },
-      (connected) => connected === 3 * PER_NODE,
-    );
+  await cluster.connected([...agents.keys()]);
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.allSettled([...agents.values()].map((a) => a.link.close()));
-  await Promise.allSettled(Object.values(nodes).map((n) => n?.svcd.stop() ?? Promise.resolve()));
+  await Promise.allSettled([...agents.values()].map((linked) => linked.link.close()));
   await observer?.close();
-  await shared?.remove();
+  await cluster?.close();
 }, 30_000);
 
 test('a batch is split by job count and by encoded size, never past NATS max_payload', () => {
@@ -220,17 +187,13 @@ test('a 20-client run on one node sends one batch per other node, stores each re
   const targets = [...agents.keys()].filter((id) => id !== 'c7');
   expect(targets).toHaveLength(20);
   const dispatches = await countDispatches();
-  const jid = await startRun(node('a'), {
+  const jid = await startRun(a, {
     command: 'echo cluster',
     client_ids: targets,
     execute_concurrently: true,
     timeout_sec: 60,
   });
-  const run = await eventually(
-    'the run ended',
-    () => runOf(node('a'), jid),
-    (data) => data.status !== 'running',
-  );
+  const run = await finishedRun(a.api, jid);
   dispatches.stop();
   expect(run.status).toBe('successful');
   expect(run.jobs).toHaveLength(20);
@@ -244,14 +207,14 @@ test('a 20-client run on one node sends one batch per other node, stores each re
   for (const id of targets)
     expect(agent(id).runs.filter((run) => run.command === 'echo cluster')).toHaveLength(1);
   // Every node reads the same run.
-  expect((await runOf(node('c'), jid)).jobs).toHaveLength(20);
+  expect((await runOf(c.api, jid)).jobs).toHaveLength(20);
 }, 120_000);
 
 test('/ws/commands and the follow socket on node-a show the output and final records of node-b and node-c clients', async () => {
   const finish = gate();
   for (const id of ['b1', 'c1']) agent(id).plan = () => ({ finishAfter: finish.opened });
   try {
-    const live = await openSocket(node('a'), '/ws/commands');
+    const live = await openSocket(a, '/ws/commands');
     live.send({
       command: 'echo live',
       client_ids: ['b1', 'c1'],
@@ -262,13 +225,13 @@ test('/ws/commands and the follow socket on node-a show the output and final rec
       (messages) => textOf(messages, 'b1').includes('b1 tick') && textOf(messages, 'c1').includes('c1 tick'),
     );
     const child = live.messages.find((m) => m.client_id === 'b1');
-    const started = await node('b').api.get(`/clients/b1/commands/${child.jid as string}`, { auth: ADMIN });
+    const started = await b.api.get(`/clients/b1/commands/${child.jid as string}`, { auth: ADMIN });
     const runJid = started.json.data.multi_job_id as string;
     expect(runJid).toEqual(expect.any(String));
     // Following the run from node-a (its coordinator) and from node-c (holding only one of the clients).
     const follows = [
-      await openSocket(node('a'), `/ws/commands/${runJid}`),
-      await openSocket(node('c'), `/ws/commands/${runJid}`),
+      await openSocket(a, `/ws/commands/${runJid}`),
+      await openSocket(c, `/ws/commands/${runJid}`),
     ];
     for (const follow of follows)
       await follow.when(
@@ -307,13 +270,13 @@ test('the coordinator killed -9 mid-run: another node ends its runs, children on
   try {
     const before = { b2: agent('b2').runs.length, b3: agent('b3').runs.length, c3: agent('c3').runs.length };
     // One client after the other: node-a waits on b2 when it dies, c2 and b4 are never reached.
-    const sequential = await startRun(node('a'), {
+    const sequential = await startRun(a, {
       command: 'echo one by one',
       client_ids: ['b2', 'c2', 'b4'],
       timeout_sec: 60,
     });
     // All at once: b3's agent has not answered job.run when node-a dies (no start record), c3 has.
-    const concurrent = await startRun(node('a'), {
+    const concurrent = await startRun(a, {
       command: 'echo together',
       client_ids: ['b3', 'c3'],
       execute_concurrently: true,
@@ -326,22 +289,21 @@ test('the coordinator killed -9 mid-run: another node ends its runs, children on
       run.jobs.some((job: Json) => job.client_id === clientId && job.started_at !== null);
     await eventually(
       'b2 started',
-      () => runOf(node('b'), sequential),
+      () => runOf(b.api, sequential),
       (run) => startedOn(run, 'b2'),
     );
     await eventually(
       'c3 started',
-      () => runOf(node('b'), concurrent),
+      () => runOf(b.api, concurrent),
       (run) => startedOn(run, 'c3'),
     );
 
-    await node('a').svcd.stop();
-    nodes.a = undefined;
+    await cluster.kill(a);
 
     // Once node-a's presence expires (three heartbeats) a surviving node ends both runs it coordinated.
     const cut = await eventually(
       'the sequential run ended by another node',
-      () => runOf(node('b'), sequential),
+      () => runOf(b.api, sequential),
       (run) => run.jobs.length === 3,
       3 * HEARTBEAT_MS + 20_000,
     );
@@ -354,7 +316,7 @@ test('the coordinator killed -9 mid-run: another node ends its runs, children on
     expect(cut.status).toBe('running');
     const unconfirmed = await eventually(
       "b3's child presumed unknown",
-      () => runOf(node('c'), concurrent),
+      () => runOf(c.api, concurrent),
       (run) => byClient(run).b3.status === 'unknown',
     );
     expect(byClient(unconfirmed).b3.error).toContain("no start record: svcd node 'node-a'");
@@ -364,19 +326,11 @@ test('the coordinator killed -9 mid-run: another node ends its runs, children on
     holdB2.open();
     answerB3.open();
     holdC3.open();
-    const done = await eventually(
-      'the sequential run finished',
-      () => runOf(node('c'), sequential),
-      (run) => run.status !== 'running',
-    );
+    const done = await finishedRun(c.api, sequential);
     expect(done.status).toBe('failed');
     expect(byClient(done).b2.status).toBe('successful');
     expect(done.finished_at).toBe(byClient(done).b2.finished_at);
-    const together = await eventually(
-      'the concurrent run finished',
-      () => runOf(node('b'), concurrent),
-      (run) => run.status !== 'running',
-    );
+    const together = await finishedRun(b.api, concurrent);
     expect(together.status).toBe('successful');
     expect(byClient(together).b3.result.stdout).toContain('b3 ran echo together');
     expect(byClient(together).c3.result.stdout).toContain('c3 ran echo together');

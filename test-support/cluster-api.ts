@@ -88,6 +88,7 @@ export async function echoes(api: ApiClient, clientId: string, text: string): Pr
 
 export interface RunView {
   status: string;
+  finished_at: string | null;
   jobs: { client_id: string; status: string; error: string; result: { stdout: string } }[];
 }
 

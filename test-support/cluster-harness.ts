@@ -8,6 +8,7 @@
  *   const [a, b] = await cluster.startNodes('node-a', 'node-b');
  *   await cluster.createCredential();
  *   await cluster.startAgent('agent-b', b);
+ *   const inProcess = await connectLinkAgent(cluster.link(a), 'agent-a'); // link-agent.ts
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../packages/server/src/storage/database.js';
 import { openVaultStorage } from '../packages/server/src/storage/open-vault-storage.js';
 import { TableClientAuthStore } from '../packages/server/src/storage/table-client-auth-store.js';
+import type { AgentLinkOptions } from './agent-client.js';
 import type { ApiClient } from './api-client.js';
 import { ADMIN, clientStates, eventually } from './cluster-api.js';
 import { createTestDatabase, POSTGRES_PORT, type TestDatabase } from './databases.js';
@@ -28,6 +30,8 @@ import { startTcpRelay, type TcpRelay } from './tcp-relay.js';
 const START_TIMEOUT_MS = 60_000;
 /** `[server] auth_table`: client credentials in the shared database. */
 const CLIENT_AUTH_TABLE = 'clients_auth';
+/** The client credential `createCredential()` adds and agents log in with unless told otherwise. */
+const AGENT_CREDENTIAL = { id: 'agent', password: 'agent-password-1' };
 
 /**
  * What the first node would create at its start (the migrations, the vault's tables, the credential table),
@@ -213,7 +217,7 @@ export class TestCluster {
   }
 
   /** Adds a client credential (in the shared database) through the first node; the agents' default one. */
-  async createCredential(id = 'agent', password = 'agent-password-1'): Promise<void> {
+  async createCredential(id = AGENT_CREDENTIAL.id, password = AGENT_CREDENTIAL.password): Promise<void> {
     const [first] = this.live();
     if (!first) throw new Error('no node runs');
     const res = await first.api.post('/clients-auth', { id, password }, { auth: ADMIN });
@@ -236,12 +240,22 @@ export class TestCluster {
       server: `http://127.0.0.1:${typeof via === 'number' ? via : via.clientPort}`,
       fingerprint: this.fingerprint,
       id: clientId,
-      auth: options.auth ?? 'agent:agent-password-1',
+      auth: options.auth ?? `${AGENT_CREDENTIAL.id}:${AGENT_CREDENTIAL.password}`,
       lines: QUICK_RECONNECT,
       timeoutMs: START_TIMEOUT_MS,
     });
     this.processes.push(agent);
     return agent;
+  }
+
+  /** How an in-process agent (agent-client.ts, link-agent.ts) logs in to a node with the default credential. */
+  link(node: ClusterNode): AgentLinkOptions {
+    return {
+      url: `ws://127.0.0.1:${node.clientPort}`,
+      authId: AGENT_CREDENTIAL.id,
+      password: AGENT_CREDENTIAL.password,
+      fingerprint: this.fingerprint,
+    };
   }
 
   /** Waits until every running node (or those given) lists the clients connected: presence reached them. */

@@ -1,13 +1,11 @@
-import {
-  connectClient,
-  openSubsystem,
-  type HelloOverrides,
-  type TestAgent,
-} from '../../../../test-support/agent-client.js';
+import { connectClient, type HelloOverrides, type TestAgent } from '../../../../test-support/agent-client.js';
+import { jobEnd, openOutput } from '../../../../test-support/job-output.js';
 import { ControlError } from '../../../platform/src/control-peer.js';
-import { encodeJobData, encodeJobEnd, encodeJobHeader } from '../../../platform/src/job-frames.js';
-import { JOB_OUTPUT_SUBSYSTEM, type JobEnd, type JobRun } from '../../../protocol/src/index.js';
+import type { JobEnd, JobRun } from '../../../protocol/src/index.js';
 import type { GatewayServer } from '../gateway/helpers.js';
+
+/** Re-exported for the API tests that write job output themselves. */
+export { jobEnd, openOutput };
 
 export type Output = { stdout?: Buffer; stderr?: Buffer; end?: Partial<JobEnd> };
 
@@ -29,35 +27,6 @@ export interface JobAgent {
 }
 
 export const succeed: Behaviour = () => ({ result: {} });
-
-/** A job's end record: exit 0, successful, now, nothing truncated, unless `overrides` say otherwise. */
-export const jobEnd = (overrides: Partial<JobEnd> = {}): JobEnd => ({
-  status: 'successful',
-  exit_code: 0,
-  finished_at: new Date().toISOString(),
-  error: '',
-  stdout_truncated: false,
-  stderr_truncated: false,
-  ...overrides,
-});
-
-/** Opens the output channel as svc does and writes the header; returns a writer for frames and the end. */
-export async function openOutput(agent: TestAgent, jid: string) {
-  const channel = await openSubsystem(agent.ssh, JOB_OUTPUT_SUBSYSTEM);
-  const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
-  // svcd's acknowledgement must be read for the channel to close.
-  channel.resume();
-  channel.write(encodeJobHeader({ jid, replay: false }));
-  return {
-    write(stream: 'stdout' | 'stderr', data: Buffer) {
-      for (const frame of encodeJobData(stream, data)) channel.write(frame);
-    },
-    async end(end: Partial<JobEnd> = {}) {
-      channel.write(encodeJobEnd(jobEnd(end)));
-      await closed;
-    },
-  };
-}
 
 export async function sendResult(agent: TestAgent, jid: string, output: Output): Promise<void> {
   const out = await openOutput(agent, jid);
