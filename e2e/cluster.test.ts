@@ -142,6 +142,33 @@ test('removing a client credential through one node disconnects its client on th
   await agentC.stop();
 });
 
+test('a job queued through one node for an offline client is delivered by the node the client connects to', async () => {
+  const first = await cluster.startAgent('agent-q', b);
+  await cluster.connected(['agent-q'], [a]);
+  await first.stop();
+  await eventually(
+    'agent-q disconnected on node-a',
+    () => clientStates(a.api),
+    (states) => states['agent-q'] === 'disconnected',
+  );
+  const res = await a.api.post(
+    '/clients/agent-q/commands',
+    { command: '/usr/bin/echo queued-on-a', queue_ttl: '10m' },
+    { auth: ADMIN },
+  );
+  expect(res.status, res.text).toBe(200);
+  const jid = res.json.data.jid as string;
+  expect((await jobOf(a.api, 'agent-q', jid)).status).toBe('queued');
+  // The client comes back on node-b: node-b finds the stored job and sends it; node-a reads the one result.
+  await cluster.startAgent('agent-q', b);
+  const done = await eventually(
+    `queued job ${jid} delivered`,
+    () => jobOf(a.api, 'agent-q', jid),
+    (job) => job.status !== 'queued' && job.status !== 'running',
+  );
+  expect(done).toMatchObject({ status: 'successful', result: { stdout: 'queued-on-a\n' } });
+}, 60_000);
+
 test('kill -9 of a node: "not connected" at once, its clients disconnected after the TTL, reconnected elsewhere', async () => {
   await cluster.kill(b);
   // Presence still names node-b (its keys live until the TTL), but nobody answers its subject.
