@@ -14,10 +14,13 @@ import {
   type StartedJob,
 } from '../core/jobs/ports.js';
 import type { Database } from './database.js';
-import { withStorageErrors } from './errors.js';
+import { isDeadlock, withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
 import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import type { JobsTable, StorageSchema } from './schema.js';
+
+/** A batch of job writes chosen as a deadlock victim is run again at most this many times in all. */
+const DEADLOCK_ATTEMPTS = 3;
 
 const COLUMNS: SqlColumnMap = {
   jid: 'jid',
@@ -387,9 +390,22 @@ export class SqlJobRepository implements JobRepository {
     });
   }
 
-  /** A single statement runs alone; several share one transaction (one commit, one fsync). */
+  /**
+   * A single statement runs alone; several share one transaction (one commit, one fsync). Nodes of a cluster write
+   * the same jobs in batches of their own (the coordinator their starts, the node holding the client their
+   * results), so two batches can lock two jobs in opposite orders: the engine then aborts one as a deadlock victim,
+   * and that batch is run again.
+   */
   private inTransaction<T>(work: (db: Kysely<StorageSchema>) => Promise<T>): Promise<T> {
-    return withStorageErrors(() => this.database.db.transaction().execute(work));
+    return withStorageErrors(async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.database.db.transaction().execute(work);
+        } catch (err) {
+          if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(err)) throw err;
+        }
+      }
+    });
   }
 
   overdue(now: Date, limit: number): Promise<OverdueJob[]> {
