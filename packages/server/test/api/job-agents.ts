@@ -35,6 +35,18 @@ export async function sendResult(agent: TestAgent, jid: string, output: Output):
   await out.end(output.end);
 }
 
+/** startJobAgent's way into an in-process test server whose client credentials hold agents-a / secret-a-123. */
+export const agentsOf = (t: {
+  server: { clientPort: number; fingerprint: string };
+}): Pick<GatewayServer, 'agent'> => ({
+  agent: () => ({
+    url: `ws://127.0.0.1:${t.server.clientPort}`,
+    authId: 'agents-a',
+    password: 'secret-a-123',
+    fingerprint: t.server.fingerprint,
+  }),
+});
+
 /** A connected test agent that answers job.run per its behaviour and sends results on its own channel. */
 export async function startJobAgent(
   t: Pick<GatewayServer, 'agent'>,

@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { JOB_ENV_CAPABILITY } from '../../../protocol/src/index.js';
 import { ADMIN, OPERATOR, startTestServer, type TestServer } from '../../../../test-support/server.js';
-import type { GatewayServer } from '../gateway/helpers.js';
 import { waitFor } from '../gateway/helpers.js';
-import { startJobAgent, type Behaviour, type JobAgent } from './job-agents.js';
+import { agentsOf, startJobAgent, type Behaviour, type JobAgent } from './job-agents.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 type Json = any;
@@ -27,15 +26,7 @@ describe('rerun of a run with vault references in env', () => {
   let agents: JobAgent[] = [];
   let entryId = 0;
 
-  const gateway = () =>
-    ({
-      agent: () => ({
-        url: `ws://127.0.0.1:${t.server.clientPort}`,
-        authId: 'agents-a',
-        password: 'secret-a-123',
-        fingerprint: t.server.fingerprint,
-      }),
-    }) as unknown as GatewayServer;
+  const gateway = () => agentsOf(t);
 
   beforeAll(async () => {
     t = await startTestServer({

@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { JOB_ENV_CAPABILITY } from '../../../protocol/src/index.js';
 import type { StoredFiring } from '../../src/core/schedules/ports.js';
 import { ADMIN, OPERATOR, startTestServer, type TestServer } from '../../../../test-support/server.js';
-import type { GatewayServer } from '../gateway/helpers.js';
 import { waitFor } from '../gateway/helpers.js';
-import { jobEnd, openOutput, startJobAgent, type JobAgent } from './job-agents.js';
+import { jobEnd, openOutput, agentsOf, startJobAgent, type JobAgent } from './job-agents.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 type Json = any;
@@ -25,15 +24,7 @@ describe('vault secrets in runs', () => {
   let old: JobAgent;
   const firings: StoredFiring[] = [];
 
-  const gateway = () =>
-    ({
-      agent: () => ({
-        url: `ws://127.0.0.1:${t.server.clientPort}`,
-        authId: 'agents-a',
-        password: 'secret-a-123',
-        fingerprint: t.server.fingerprint,
-      }),
-    }) as unknown as GatewayServer;
+  const gateway = () => agentsOf(t);
 
   beforeAll(async () => {
     t = await startTestServer({

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StoredFiring } from '../../src/core/schedules/ports.js';
 import { ADMIN, OPERATOR, startTestServer, type TestServer } from '../../../../test-support/server.js';
-import type { GatewayServer } from '../gateway/helpers.js';
 import { waitFor } from '../gateway/helpers.js';
-import { startJobAgent, succeed, type JobAgent, type Output } from './job-agents.js';
+import { agentsOf, startJobAgent, succeed, type JobAgent, type Output } from './job-agents.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 type Json = any;
@@ -22,15 +21,7 @@ describe('schedules API', () => {
   const firings: StoredFiring[] = [];
 
   /** What startJobAgent needs of a gateway test server. */
-  const gateway = () =>
-    ({
-      agent: () => ({
-        url: `ws://127.0.0.1:${t.server.clientPort}`,
-        authId: 'agents-a',
-        password: 'secret-a-123',
-        fingerprint: t.server.fingerprint,
-      }),
-    }) as unknown as GatewayServer;
+  const gateway = () => agentsOf(t);
   const connect = async (id: string, labels: Record<string, string>) => {
     const agent = await startJobAgent(gateway(), id, { labels });
     agents.push(agent);
