@@ -177,7 +177,10 @@ async function curveMain(): Promise<boolean> {
       curve.report,
       '',
       `graceful stop (SIGTERM to exit) with every agent connected: ${curve.stopSeconds.toFixed(1)} s ` +
-        `(svcd's own CPU meanwhile: ${curve.stopCpuSeconds?.toFixed(1) ?? '?'} s)`,
+        `(svcd's own CPU meanwhile: ${curve.stopCpuSeconds?.toFixed(1) ?? '?'} s; agents lost their first link ` +
+        `${secondsAfter(curve.stopTimeline.firstLinkLostS)} and their last ` +
+        `${secondsAfter(curve.stopTimeline.lastLinkLostS)} after the SIGTERM; the simulator processes on the same ` +
+        `cores used ${curve.stopTimeline.simulatorsCpuS.toFixed(1)} s of CPU meanwhile)`,
       '',
       checksTable(curve.checks),
       '',
@@ -187,6 +190,8 @@ async function curveMain(): Promise<boolean> {
   );
   return curve.checks.every((c) => c.pass);
 }
+
+const secondsAfter = (s: number | undefined) => (s === undefined ? 'never' : `${s.toFixed(1)} s`);
 
 async function main(): Promise<boolean> {
   if (CURVE_STEPS.length > 0) return curveMain();

@@ -54,6 +54,7 @@ export interface CurveResult {
   stopSeconds: number;
   /** svcd's own CPU time during the stop (the rest of the wall time it waited for a core or for I/O). */
   stopCpuSeconds: number | undefined;
+  stopTimeline: StopTimeline;
   checks: Check[];
   report: string;
 }
@@ -69,6 +70,17 @@ export interface CurveOptions {
   settleSeconds: number;
   rssBeforeKiB: number;
   stopGraceMs: number;
+}
+
+/**
+ * Where the stop's wall time went, seen from outside svcd: seconds after the SIGTERM when the simulated agents
+ * lost their first and their last link (the goodbyes come after the database is closed, the rest at exit), and
+ * the CPU the simulator processes used meanwhile on the same two cores.
+ */
+export interface StopTimeline {
+  firstLinkLostS: number | undefined;
+  lastLinkLostS: number | undefined;
+  simulatorsCpuS: number;
 }
 
 const LIST_PATH = '/clients?page[limit]=50';
@@ -144,7 +156,11 @@ async function addAgents(options: CurveOptions, stage: number, count: number, to
  * Connects agents until svcd refuses them: a fleet of more than are left below the high-water mark, until one
  * of them is refused with 503. Resolves with how many of them connected.
  */
-async function fillToHighWater(options: CurveOptions, stage: number, highWater: number): Promise<number> {
+async function fillToHighWater(
+  options: CurveOptions,
+  stage: number,
+  highWater: number,
+): Promise<{ fleet: SimulatorFleet; connected: number }> {
   const { setup } = options;
   const status = (await setup.api.getJson<DescriptorStatus>('/status')).data;
   const left = highWater - (status.descriptors_used ?? highWater);
@@ -167,7 +183,7 @@ async function fillToHighWater(options: CurveOptions, stage: number, highWater: 
       progress(
         `filled to the high-water mark: ${s.connected} more agents connected, the rest refused with 503`,
       );
-      return s.connected;
+      return { fleet, connected: s.connected };
     }
     if (Date.now() > deadline) throw new Error(`no agent was refused with 503: ${JSON.stringify(s)}`);
   }
@@ -224,23 +240,33 @@ export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> 
   const counts = [...options.steps.filter((n) => n < max), max];
 
   const stages: CurveStage[] = [];
+  const fleets: SimulatorFleet[] = [];
   let total = 0;
   for (const [i, target] of counts.entries()) {
     const added = await addAgents(options, i, target - total, target);
+    fleets.push(added.fleet);
     total = target;
     stages.push(await measureStage(options, scraper, total, added.seconds));
   }
   const overflow = await fillToHighWater(options, counts.length, highWater);
-  total += overflow;
+  fleets.push(overflow.fleet);
+  total += overflow.connected;
   const nextAgent = await upgradeOnce(setup.svcd.agentPort);
   progress(`one more agent: HTTP ${nextAgent.status}, Retry-After ${nextAgent.retryAfter ?? '-'}`);
 
+  await Promise.all(fleets.map((fleet) => fleet.mark()));
+  const simulatorsCpuBefore = sum(fleets.map((fleet) => fleet.cpuMs()));
   progress(`SIGTERM to svcd with ${total} agents connected`);
+  const sentAt = Date.now();
   const stop = await cpuWhile(setup.svcd.pid, () => setup.svcd.stop(options.stopGraceMs));
   const stopSeconds = stop.wallMs / 1000;
   const stopCpuSeconds = stop.cpuMs === undefined ? undefined : stop.cpuMs / 1000;
+  const stopTimeline = await timelineOf(fleets, sentAt, simulatorsCpuBefore);
+  const at = (s: number | undefined) => (s === undefined ? '-' : `+${s.toFixed(1)} s`);
   progress(
-    `svcd stopped in ${stopSeconds.toFixed(1)} s, ${stopCpuSeconds?.toFixed(1) ?? '?'} s of its own CPU`,
+    `svcd stopped in ${stopSeconds.toFixed(1)} s, ${stopCpuSeconds?.toFixed(1) ?? '?'} s of its own CPU; agents ` +
+      `lost their first link at ${at(stopTimeline.firstLinkLostS)}, their last at ` +
+      `${at(stopTimeline.lastLinkLostS)}; the simulators used ${stopTimeline.simulatorsCpuS.toFixed(1)} s of CPU`,
   );
 
   const first = stages[0]!;
@@ -313,5 +339,27 @@ export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> 
       `${s.descriptorsUsed} / ${limit}`,
     ]),
   );
-  return { stages, limit, highWater, nextAgent, stopSeconds, stopCpuSeconds, checks, report };
+  return { stages, limit, highWater, nextAgent, stopSeconds, stopCpuSeconds, stopTimeline, checks, report };
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/** Waits until the simulators report no connected agent (at most 30 s), then reads when their links were lost. */
+async function timelineOf(
+  fleets: SimulatorFleet[],
+  sentAt: number,
+  simulatorsCpuBefore: number,
+): Promise<StopTimeline> {
+  const simulatorsCpuS = (sum(fleets.map((fleet) => fleet.cpuMs())) - simulatorsCpuBefore) / 1000;
+  for (let deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250))
+    if (fleets.every((fleet) => fleet.stats().connected === 0)) break;
+  const stats = fleets.map((fleet) => fleet.stats());
+  const firsts = stats.map((s) => s.firstDropAfterMark).filter((t) => t > 0);
+  const lasts = stats.map((s) => s.lastDropAfterMark).filter((t) => t > 0);
+  const since = (t: number) => (t - sentAt) / 1000;
+  return {
+    firstLinkLostS: firsts.length > 0 ? since(Math.min(...firsts)) : undefined,
+    lastLinkLostS: lasts.length > 0 ? since(Math.max(...lasts)) : undefined,
+    simulatorsCpuS,
+  };
 }

@@ -133,6 +133,12 @@ export class AgentConnection implements LiveConnection {
     this.after(graceMs, () => this.stream.destroy());
   }
 
+  sayGoodbye(): void {
+    if (this.ended || this.closing) return;
+    this.closing = true;
+    this.ssh.end();
+  }
+
   askToReconnect(reason: string): void {
     this.peer?.notify('reconnect', { reason });
   }

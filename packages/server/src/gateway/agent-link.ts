@@ -164,7 +164,10 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
       listener.stopAccepting();
       const { connections: held } = await connections.releaseAll();
       return () => {
-        for (const connection of held) connection.close('svcd is shutting down');
+        for (const connection of held)
+          if (connection.sayGoodbye) connection.sayGoodbye();
+          else connection.close('svcd is shutting down');
+        log.info({ agents: held.length }, 'said goodbye to every agent');
       };
     },
     close: () =>

@@ -21,6 +21,11 @@ export interface LiveConnection {
    * close its side before the link is cut (the connection's own default when absent).
    */
   close(reason: string, graceMs?: number): void;
+  /**
+   * Ends the connection politely as the process exits: the goodbye only, with no log line and no timer, since the
+   * kernel cuts whatever lingers. Absent where the link has no goodbye of its own (close() is used then).
+   */
+  sayGoodbye?(): void;
   /** Asks the agent to connect again at once (a draining node); absent where the link cannot say it. */
   askToReconnect?(reason: string): void;
   /** Tunnels through this connection; absent where the link cannot carry them. */

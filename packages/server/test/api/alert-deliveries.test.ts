@@ -3,69 +3,47 @@
  * listed with the list grammar to administrators only, and still there after a restart.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ADMIN, OPERATOR, startTestServer, type TestServer } from '../../../../test-support/server.js';
+import { ADMIN } from '../../../../test-support/server.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { waitFor } from '../gateway/helpers.js';
+import {
+  asOperator,
+  fireFailingSchedule,
+  startScheduleAlertServer,
+  type ScheduleAlertServer,
+} from './schedule-alert-server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 type Json = any;
 
 const asAdmin = { auth: { basic: [ADMIN.username, ADMIN.password] as [string, string] } };
-const asOperator = { auth: { basic: [OPERATOR.username, OPERATOR.password] as [string, string] } };
 const SECRET = 'delivery-log-secret-01';
-const clock = { at: Date.parse('2030-03-04T10:00:30Z'), now: () => new Date(clock.at) };
 
-let t: TestServer;
+let server: ScheduleAlertServer;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 
 beforeAll(async () => {
   // The first attempt is answered 500, the retry 200.
   receiver = await startWebhookReceiver({ '/hook?token=in-the-query': [500] });
-  t = await startTestServer({
-    store: 'database:sqlite',
-    sections: {
-      schedules: { catch_up_delay: 0 },
-      alerts: {
-        retry_base: '10ms',
-        log_size: 10,
-        rules: [
-          {
-            name: 'schedules',
-            event: 'schedule_failed',
-            webhook: { url: `${receiver.url('/hook')}?token=in-the-query`, secret: SECRET },
-          },
-        ],
-      },
-    },
-    tuning: { scheduleClock: clock },
-  });
+  server = await startScheduleAlertServer(
+    { url: `${receiver.url('/hook')}?token=in-the-query`, secret: SECRET },
+    { alerts: { retry_base: '10ms', log_size: 10 } },
+  );
 });
 afterAll(async () => {
-  await t?.stop();
+  await server?.t.stop();
   await receiver?.close();
 });
 
 const deliveries = async (query = ''): Promise<Json> => {
-  const res = await t.api.get(`/alerts/deliveries${query}`, asAdmin);
+  const res = await server.t.api.get(`/alerts/deliveries${query}`, asAdmin);
   expect(res.status, res.text).toBe(200);
   return res.json;
 };
 
 test('each attempt is stored, listed newest first with paging, and survives a restart', async () => {
-  const created = await t.api.post(
-    '/schedules',
-    {
-      name: 'nobody',
-      schedule: '* * * * *',
-      type: 'command',
-      command: 'id',
-      tags: { tags: ['no-such-tag'] },
-    },
-    asOperator,
-  );
-  expect(created.status, created.text).toBe(201);
-  clock.at = Date.parse(created.json.data.next_run_at as string) + 150;
-  expect(await t.server.tickSchedules()).toBe(1);
+  const { t } = server;
+  await fireFailingSchedule(server);
   await receiver.next((r) => r.path.startsWith('/hook') && r.status === 200);
 
   const both = await waitFor(

@@ -58,10 +58,9 @@ describe('shutdown', () => {
       // Each agent got the goodbye (SSH disconnect, then the end of its stream) and its link ended.
       await first.closed;
       await second.closed;
-      expect(logsWith(t, 'closing agent connection').map((l) => l.reason)).toEqual([
-        'svcd is shutting down',
-        'svcd is shutting down',
-      ]);
+      // One line for all the goodbyes, none per agent (19,000 log lines would slow the stop down).
+      expect(logsWith(t, 'closing agent connection')).toEqual([]);
+      expect(logsWith(t, 'said goodbye to every agent').map((l) => l.agents)).toEqual([2]);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
