@@ -297,7 +297,7 @@ async function main(): Promise<boolean> {
     svcdNodeArgs: SETTINGS.svcdNodeArgs,
     apiSockets: 1,
     metrics: true,
-    drainTimeout: `${DRAIN_TIMEOUT_S}s`,
+    drainTimeoutS: DRAIN_TIMEOUT_S,
     ...(SOURCE_ADDRESSES.length > 0 ? { localAddresses: SOURCE_ADDRESSES } : {}),
   });
   const scrapers = nodes.map((node) => {

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase } from '../../test-support/databases.js';
 import { ApiClient, type StatusData } from './api-client.js';
 import { onCleanUp } from './bench-runner.js';
-import { freePort, HOST, startChild, type Managed } from './child-processes.js';
+import { freePort, HOST, startChild, STOP_TIMEOUT_MS, type Managed } from './child-processes.js';
 import { progress } from './report.js';
 import { SimulatorFleet } from './simulator-fleet.js';
 import { API_USER, CLIENT_AUTH, SvcdProcess } from './svcd-process.js';
@@ -32,10 +32,10 @@ export interface ClusterOptions {
   /** Serve each node's Prometheus metrics on a free loopback port (SvcdProcess `metrics`). */
   metrics?: boolean;
   /**
-   * `[cluster] drain_timeout` of every node (default "0s": the cluster bench stops its simulators before the
-   * nodes, so nobody is left to move).
+   * `[cluster] drain_timeout` of every node in seconds (default 0: the cluster bench stops its simulators before
+   * the nodes, so nobody is left to move); a node stopped at clean-up gets that much longer before it is killed.
    */
-  drainTimeout?: string;
+  drainTimeoutS?: number;
   /** Source addresses the simulated agents connect from (SimulatorFleet `localAddresses`); default the system's. */
   localAddresses?: string[];
 }
@@ -136,11 +136,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         `nats_url = ${JSON.stringify(nats.url)}`,
         `heartbeat_interval = "${options.heartbeatMs}ms"`,
         `advertise_address = ${JSON.stringify(HOST)}`,
-        `drain_timeout = ${JSON.stringify(options.drainTimeout ?? '0s')}`,
+        `drain_timeout = "${options.drainTimeoutS ?? 0}s"`,
       ],
       metrics: options.metrics ?? false,
     });
-    onCleanUp(() => svcd.stop());
+    onCleanUp(() => svcd.stop((options.drainTimeoutS ?? 0) * 1000 + STOP_TIMEOUT_MS));
     await svcd.start();
     processes.push(svcd);
     progress(`${id} up: agents on ${svcd.agentUrl}, API on ${svcd.apiBase}`);
