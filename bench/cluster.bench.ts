@@ -28,6 +28,7 @@
  *
  * All connections come from 127.0.0.1: a node holds at most BENCH_AGENTS / (BENCH_NODES - 1) after the kill
  * (15,000 at the defaults), below the ~28,000 ephemeral ports of one address pair and svcd's ~19,000 agents.
+ * BENCH_SOURCE_ADDRESSES (e.g. 127.0.0.2-127.0.0.5; bench/support/source-addresses.ts) spreads them over several.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StatusData } from './support/api-client.js';
@@ -46,6 +47,7 @@ import { spread, startCluster, type BenchNode } from './support/cluster-setup.js
 import { summarize } from './support/latency.js';
 import { presentClients } from './support/presence-count.js';
 import { loadSettings } from './support/load-settings.js';
+import { checkBindable, parseSourceAddresses, sourcePortShortage } from './support/source-addresses.js';
 import {
   checksTable,
   loadAverage,
@@ -80,6 +82,7 @@ const RUNS = envNumber('BENCH_RUNS', 3, 1_000);
 const POLL_MS = envNumber('BENCH_POLL_MS', 20, 10_000);
 const STATUS_RATE = envNumber('BENCH_STATUS_RATE', 10, 1_000);
 const FAILOVER_TIMEOUT_S = envNumber('BENCH_FAILOVER_TIMEOUT', 120, 3_600);
+const SOURCE_ADDRESSES = parseSourceAddresses(process.env['BENCH_SOURCE_ADDRESSES'] ?? '');
 /** How long every node may take to list every agent once the simulators have them all connected. */
 const LISTED_TIMEOUT_MS = 180_000;
 
@@ -135,6 +138,9 @@ function failoverChecks(result: FailoverResult): Check[] {
 async function main(): Promise<boolean> {
   if (NODES < 2) throw new Error('BENCH_NODES must be at least 2 (one is killed for the failover)');
   if (AGENTS < NODES) throw new Error(`BENCH_AGENTS must be at least BENCH_NODES (${NODES})`);
+  const shortage = sourcePortShortage(SOURCE_ADDRESSES, AGENTS, Math.ceil(AGENTS / (NODES - 1)));
+  if (shortage) throw new Error(shortage);
+  await checkBindable(SOURCE_ADDRESSES);
   const loadBefore = loadAverage();
   const perNode = spread(AGENTS, NODES);
   progress(
@@ -150,6 +156,7 @@ async function main(): Promise<boolean> {
     heartbeatMs: HEARTBEAT_MS,
     svcdNodeArgs: SETTINGS.svcdNodeArgs,
     apiSockets: 1,
+    ...(SOURCE_ADDRESSES.length > 0 ? { localAddresses: SOURCE_ADDRESSES } : {}),
   });
   const [first, second] = nodes as [BenchNode, BenchNode];
 

@@ -29,7 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { measureSlope, type SlopeResult } from './support/agent-slope.js';
 import { runBench } from './support/bench-runner.js';
 import { envNumber } from './support/child-processes.js';
-import { loadSettings } from './support/load-settings.js';
+import { envSteps, loadSettings } from './support/load-settings.js';
 import { startLoadSetup, waitListed } from './support/load-setup.js';
 import { sequentialLatencies, summarize } from './support/latency.js';
 import { cpuWhile } from './support/proc-stats.js';
@@ -58,10 +58,7 @@ const SLOPE_SETTLE_SECONDS = envNumber('BENCH_SLOPE_SETTLE_SECONDS', 20, 3600);
 const SLOPE_WARMUP =
   process.env.BENCH_SLOPE_WARMUP === '0' ? 0 : envNumber('BENCH_SLOPE_WARMUP', 300, 100_000);
 const SLOPE_CONCURRENCY = envNumber('BENCH_SLOPE_CONCURRENCY', 8, 1000);
-const CURVE_STEPS = (process.env.BENCH_CURVE ?? '')
-  .split(',')
-  .filter((step) => step.trim() !== '')
-  .map((step) => envNumberOf('BENCH_CURVE', step));
+const CURVE_STEPS = envSteps('BENCH_CURVE');
 const LIST_PATH = '/clients?page[limit]=50';
 const WARMUP_REQUESTS = 30;
 /** RSS samples (one per second) whose median is the settled value. */
@@ -133,13 +130,6 @@ function slopeTable(slopes: SlopeResult[]): string {
     '',
     table(['agents: figure', `at ${SLOPE_FROM}`, `at ${SLOPE_TO}`, 'per agent'], rows),
   ].join('\n');
-}
-
-function envNumberOf(name: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0)
-    throw new Error(`${name}: ${text} is not a positive whole number`);
-  return value;
 }
 
 /** BENCH_CURVE: the stages up to the open-file limit. */

@@ -10,7 +10,8 @@
  *     "password":"..","fingerprint":"..","idPrefix":"sim-0-","count":2500,"startConcurrency":8}'
  *
  * With `"fallbackUrls":["ws://127.0.0.1:8081",...]` (other nodes of a cluster) an agent whose link is lost goes on
- * to those (LoadSimulator's fallbackUrls).
+ * to those (LoadSimulator's fallbackUrls); with `"localAddresses":["127.0.0.2","127.0.0.3"]` agent n connects from
+ * address n mod their count (LoadSimulator's localAddresses).
  */
 import { createInterface } from 'node:readline';
 import { LoadSimulator, type SimulatorOptions } from './support/load-simulator.js';
@@ -29,12 +30,11 @@ function parseConfig(text: string | undefined): WorkerConfig {
     if (typeof config[key] !== 'string') throw new Error(`config.${key} must be a string`);
   for (const key of ['worker', 'count', 'startConcurrency'] as const)
     if (!Number.isInteger(config[key])) throw new Error(`config.${key} must be a whole number`);
-  const { fallbackUrls } = config;
-  if (
-    fallbackUrls !== undefined &&
-    !(Array.isArray(fallbackUrls) && fallbackUrls.every((u) => typeof u === 'string'))
-  )
-    throw new Error('config.fallbackUrls must be a list of strings');
+  for (const key of ['fallbackUrls', 'localAddresses'] as const) {
+    const list = config[key];
+    if (list !== undefined && !(Array.isArray(list) && list.every((u) => typeof u === 'string')))
+      throw new Error(`config.${key} must be a list of strings`);
+  }
   return config as WorkerConfig;
 }
 

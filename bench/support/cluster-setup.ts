@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase } from '../../test-support/databases.js';
 import { ApiClient, type StatusData } from './api-client.js';
 import { onCleanUp } from './bench-runner.js';
-import { freePort, HOST, startChild, type Managed } from './child-processes.js';
+import { freePort, HOST, startChild, STOP_TIMEOUT_MS, type Managed } from './child-processes.js';
 import { progress } from './report.js';
 import { SimulatorFleet } from './simulator-fleet.js';
 import { API_USER, CLIENT_AUTH, SvcdProcess } from './svcd-process.js';
@@ -29,6 +29,15 @@ export interface ClusterOptions {
   svcdNodeArgs: string[];
   /** Keep-alive sockets of each node's API client. */
   apiSockets: number;
+  /** Serve each node's Prometheus metrics on a free loopback port (SvcdProcess `metrics`). */
+  metrics?: boolean;
+  /**
+   * `[cluster] drain_timeout` of every node in seconds (default 0: the cluster bench stops its simulators before
+   * the nodes, so nobody is left to move); a node stopped at clean-up gets that much longer before it is killed.
+   */
+  drainTimeoutS?: number;
+  /** Source addresses the simulated agents connect from (SimulatorFleet `localAddresses`); default the system's. */
+  localAddresses?: string[];
 }
 
 export interface BenchNode {
@@ -38,6 +47,11 @@ export interface BenchNode {
   api: ApiClient;
   /** This node's agents (not started yet); their ids start with `agentPrefix`. */
   fleet: SimulatorFleet;
+  /**
+   * Another fleet of `count` agents for this node (not started yet; stopped at clean-up), with ids starting with
+   * `idPrefix` and the other nodes as fallback URLs, as `fleet`; in `workers` processes (default workersPerNode).
+   */
+  newFleet: (count: number, idPrefix: string, workers?: number) => SimulatorFleet;
   agentPrefix: string;
   agents: number;
 }
@@ -122,11 +136,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         `nats_url = ${JSON.stringify(nats.url)}`,
         `heartbeat_interval = "${options.heartbeatMs}ms"`,
         `advertise_address = ${JSON.stringify(HOST)}`,
-        // The bench stops its simulators before the nodes: nobody is left to move.
-        'drain_timeout = "0s"',
+        `drain_timeout = "${options.drainTimeoutS ?? 0}s"`,
       ],
+      metrics: options.metrics ?? false,
     });
-    onCleanUp(() => svcd.stop());
+    onCleanUp(() => svcd.stop((options.drainTimeoutS ?? 0) * 1000 + STOP_TIMEOUT_MS));
     await svcd.start();
     processes.push(svcd);
     progress(`${id} up: agents on ${svcd.agentUrl}, API on ${svcd.apiBase}`);
@@ -145,19 +159,25 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       throw new Error(`svcd-${n + 1} has the fingerprint ${status.fingerprint}, svcd-1 ${fingerprint}`);
     const agentPrefix = `a${n + 1}-`;
     const agents = options.agentsPerNode[n] ?? 0;
-    const fleet = new SimulatorFleet({
-      url: svcd.agentUrl,
-      fallbackUrls: processes.filter((other) => other !== svcd).map((other) => other.agentUrl),
-      authId: CLIENT_AUTH.id,
-      password: CLIENT_AUTH.password,
-      fingerprint,
-      clients: agents,
-      workers: options.workersPerNode,
-      startConcurrency: options.connectConcurrency,
-      idPrefix: agentPrefix,
-    });
-    onCleanUp(() => fleet.stop());
-    nodes.push({ id: `svcd-${n + 1}`, svcd, api, fleet, agentPrefix, agents });
+    const nodeFingerprint = fingerprint;
+    const newFleet = (count: number, idPrefix: string, workers = options.workersPerNode) => {
+      const fleet = new SimulatorFleet({
+        url: svcd.agentUrl,
+        fallbackUrls: processes.filter((other) => other !== svcd).map((other) => other.agentUrl),
+        authId: CLIENT_AUTH.id,
+        password: CLIENT_AUTH.password,
+        fingerprint: nodeFingerprint,
+        clients: count,
+        workers,
+        startConcurrency: options.connectConcurrency,
+        idPrefix,
+        ...(options.localAddresses ? { localAddresses: options.localAddresses } : {}),
+      });
+      onCleanUp(() => fleet.stop());
+      return fleet;
+    };
+    const fleet = newFleet(agents, agentPrefix);
+    nodes.push({ id: `svcd-${n + 1}`, svcd, api, fleet, newFleet, agentPrefix, agents });
   }
   return { nodes, natsUrl: nats.url, database: settings.db_name };
 }

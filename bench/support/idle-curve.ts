@@ -1,15 +1,24 @@
 /**
  * The idle bench's curve (issue 30): one svcd filled in stages (e.g. 5,000, 10,000, 15,000 agents) and finally up
- * to its descriptor high-water mark (the open-file limit less svcd's reserve). At each stage: RSS per agent, GET
- * /clients?page[limit]=50 and GET /status p99, svcd's event-loop delay while they ran (its Prometheus
- * series, reset by each scrape) and the time the stage took to connect. At the maximum: that the next agent is
- * refused with 503 and Retry-After, then the graceful stop time with every agent connected.
+ * to its descriptor high-water mark (the open-file limit less svcd's reserve). At each stage the measurements of
+ * idle-measures.ts (RSS per agent, GET /clients?page[limit]=50 and GET /status p99, svcd's event-loop delay) and
+ * the time the stage took to connect. At the maximum: that the next agent is refused with 503 and Retry-After,
+ * then the graceful stop time with every agent connected.
  */
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient, type StatusData } from './api-client.js';
 import { onCleanUp } from './bench-runner.js';
-import { sequentialLatencies, summarize, type LatencySummary } from './latency.js';
+import {
+  CURVE_TARGETS,
+  measureRequests,
+  settledRss,
+  stageCells,
+  stageChecks,
+  STAGE_HEADERS,
+  type DescriptorStatus,
+  type StageFigures,
+} from './idle-measures.js';
 import type { LoadSetup } from './load-setup.js';
 import { cpuWhile } from './proc-stats.js';
 import { progress, table, type Check } from './report.js';
@@ -17,32 +26,10 @@ import { CLIENT_AUTH } from './svcd-process.js';
 import { AGENT_UPGRADE_REQUEST } from '../../test-support/raw-http.js';
 import { SimulatorFleet } from './simulator-fleet.js';
 
-export const CURVE_TARGETS = {
-  maxRssPerAgentKiB: 32,
-  maxClientsP99Ms: 20,
-  maxStatusP99Ms: 50,
-  maxStopSeconds: 10,
-  /** Per-agent cost at the maximum against that at the first stage. */
-  maxGrowth: 1.1,
-};
+export { CURVE_TARGETS };
 
-interface DescriptorStatus extends StatusData {
-  descriptors_used: number | null;
-  descriptors_limit: number | null;
-  descriptors_agent_high_water: number | null;
-}
-
-export interface CurveStage {
-  agents: number;
+export interface CurveStage extends StageFigures {
   connectSeconds: number;
-  rssKiB: number;
-  rssPerAgentKiB: number;
-  clientsMs: LatencySummary;
-  statusMs: LatencySummary;
-  /** svcd's event-loop delay while the requests ran, ms. */
-  eventLoopP99Ms: number;
-  eventLoopMaxMs: number;
-  descriptorsUsed: number;
 }
 
 export interface CurveResult {
@@ -83,20 +70,8 @@ export interface StopTimeline {
   simulatorsCpuS: number;
 }
 
-const LIST_PATH = '/clients?page[limit]=50';
-const WARMUP_REQUESTS = 30;
-const SETTLED_SAMPLES = 5;
-
 /** Descriptors left below the high-water mark by the stages; the overflow fleet takes them. */
 const OVERFLOW_MARGIN = 20;
-
-const median = (values: number[]) => summarize(values).p50;
-
-function metricValue(body: string, name: string): number {
-  const line = body.split('\n').find((l) => l.startsWith(`${name} `));
-  if (line === undefined) throw new Error(`no ${name} in the metrics`);
-  return Number(line.slice(name.length + 1));
-}
 
 /** One raw WebSocket upgrade to the agent port, as an agent sends it; the status line and Retry-After. */
 function upgradeOnce(port: number): Promise<{ status: number; retryAfter: string | undefined }> {
@@ -111,15 +86,6 @@ function upgradeOnce(port: number): Promise<{ status: number; retryAfter: string
     });
     socket.write(AGENT_UPGRADE_REQUEST);
   });
-}
-
-async function settledRss(setup: LoadSetup, seconds: number): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < seconds; i++) {
-    samples.push(setup.svcd.rssKiB());
-    await sleep(1_000);
-  }
-  return median(samples.slice(-SETTLED_SAMPLES));
 }
 
 /** Connects `count` more agents (a fleet of their own) and waits until svcd lists `total` connected. */
@@ -196,28 +162,19 @@ async function measureStage(
   connectSeconds: number,
 ) {
   const { setup } = options;
-  const rssKiB = await settledRss(setup, options.settleSeconds);
-  await sequentialLatencies(setup.api, LIST_PATH, WARMUP_REQUESTS);
-  await sequentialLatencies(setup.api, '/status', WARMUP_REQUESTS);
-  await scraper.get(''); // resets svcd's event-loop histogram
-  const clientsMs = summarize(await sequentialLatencies(setup.api, LIST_PATH, options.requests));
-  const statusMs = summarize(await sequentialLatencies(setup.api, '/status', options.requests));
-  const metrics = (await scraper.get('')).body;
-  const status = (await setup.api.getJson<DescriptorStatus>('/status')).data;
+  const [rssKiB = 0] = await settledRss([setup.svcd], options.settleSeconds);
+  const measured = await measureRequests(setup.api, scraper, options.requests);
   const stage: CurveStage = {
     agents,
+    listed: agents,
     connectSeconds,
     rssKiB,
     rssPerAgentKiB: (rssKiB - options.rssBeforeKiB) / agents,
-    clientsMs,
-    statusMs,
-    eventLoopP99Ms: metricValue(metrics, 'nodejs_eventloop_lag_p99_seconds') * 1000,
-    eventLoopMaxMs: metricValue(metrics, 'nodejs_eventloop_lag_max_seconds') * 1000,
-    descriptorsUsed: status.descriptors_used ?? 0,
+    ...measured,
   };
   progress(
-    `${agents} agents: ${stage.rssPerAgentKiB.toFixed(1)} KiB/agent, /clients p99 ${clientsMs.p99.toFixed(1)} ms, ` +
-      `/status p99 ${statusMs.p99.toFixed(1)} ms, event loop p99 ${stage.eventLoopP99Ms.toFixed(1)} ms`,
+    `${agents} agents: ${stage.rssPerAgentKiB.toFixed(1)} KiB/agent, /clients p99 ${stage.clientsMs.p99.toFixed(1)} ms, ` +
+      `/status p99 ${stage.statusMs.p99.toFixed(1)} ms, event loop p99 ${stage.eventLoopP99Ms.toFixed(1)} ms`,
   );
   return stage;
 }
@@ -272,37 +229,7 @@ export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> 
   const first = stages[0]!;
   const last = stages[stages.length - 1]!;
   const checks: Check[] = [
-    {
-      target: `svcd RSS per agent at ${last.agents}`,
-      value: `${last.rssPerAgentKiB.toFixed(1)} KiB`,
-      limit: `<= ${CURVE_TARGETS.maxRssPerAgentKiB} KiB`,
-      pass: last.rssPerAgentKiB <= CURVE_TARGETS.maxRssPerAgentKiB,
-    },
-    {
-      target: `GET ${LIST_PATH} p99 at ${last.agents}`,
-      value: `${last.clientsMs.p99.toFixed(1)} ms`,
-      limit: `<= ${CURVE_TARGETS.maxClientsP99Ms} ms`,
-      pass: last.clientsMs.p99 <= CURVE_TARGETS.maxClientsP99Ms,
-    },
-    {
-      target: `GET /status p99 at ${last.agents}`,
-      value: `${last.statusMs.p99.toFixed(1)} ms`,
-      limit: `<= ${CURVE_TARGETS.maxStatusP99Ms} ms`,
-      pass: last.statusMs.p99 <= CURVE_TARGETS.maxStatusP99Ms,
-    },
-    {
-      target: `RSS per agent at ${last.agents} / at ${first.agents}`,
-      value: (last.rssPerAgentKiB / first.rssPerAgentKiB).toFixed(2),
-      limit: `<= ${CURVE_TARGETS.maxGrowth}`,
-      pass: last.rssPerAgentKiB / first.rssPerAgentKiB <= CURVE_TARGETS.maxGrowth,
-    },
-    {
-      target: `/clients p99 per agent at ${last.agents} / at ${first.agents}`,
-      value: (last.clientsMs.p99 / last.agents / (first.clientsMs.p99 / first.agents)).toFixed(2),
-      limit: `<= ${CURVE_TARGETS.maxGrowth}`,
-      pass:
-        last.clientsMs.p99 / last.agents / (first.clientsMs.p99 / first.agents) <= CURVE_TARGETS.maxGrowth,
-    },
+    ...stageChecks(first, last),
     {
       target: 'the next agent at the maximum',
       value: `HTTP ${nextAgent.status}, Retry-After ${nextAgent.retryAfter ?? '-'}`,
@@ -316,28 +243,9 @@ export async function runIdleCurve(options: CurveOptions): Promise<CurveResult> 
       pass: stopSeconds <= CURVE_TARGETS.maxStopSeconds,
     },
   ];
-  const fmt = (s: LatencySummary) => `${s.p50.toFixed(1)} / ${s.p99.toFixed(1)}`;
   const report = table(
-    [
-      'agents',
-      'connect (stage)',
-      'svcd RSS',
-      'RSS / agent',
-      '/clients p50 / p99',
-      '/status p50 / p99',
-      'event loop p99 / max',
-      'descriptors',
-    ],
-    stages.map((s) => [
-      String(s.agents),
-      `${s.connectSeconds.toFixed(1)} s`,
-      `${(s.rssKiB / 1024).toFixed(1)} MiB`,
-      `${s.rssPerAgentKiB.toFixed(1)} KiB`,
-      `${fmt(s.clientsMs)} ms`,
-      `${fmt(s.statusMs)} ms`,
-      `${s.eventLoopP99Ms.toFixed(1)} / ${s.eventLoopMaxMs.toFixed(1)} ms`,
-      `${s.descriptorsUsed} / ${limit}`,
-    ]),
+    ['agents', 'connect (stage)', ...STAGE_HEADERS],
+    stages.map((s) => [String(s.agents), `${s.connectSeconds.toFixed(1)} s`, ...stageCells(s, limit)]),
   );
   return { stages, limit, highWater, nextAgent, stopSeconds, stopCpuSeconds, stopTimeline, checks, report };
 }

@@ -13,3 +13,20 @@ export function loadSettings(defaultClients: number) {
     strict: process.env['BENCH_STRICT'] === '1',
   };
 }
+
+/**
+ * A list of whole numbers from the environment, e.g. BENCH_CURVE=5000,10000,15000 (ascending stages); unset or
+ * empty: `fallback`. Anything else stops the bench with a message.
+ */
+export function envSteps(name: string, fallback: number[] = []): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const steps = raw.split(',').map((step) => Number(step.trim()));
+  if (!steps.every((n) => Number.isInteger(n) && n > 0)) {
+    process.stderr.write(
+      `bench: ${name} must be whole numbers above 0 separated by commas, got ${JSON.stringify(raw)}\n`,
+    );
+    process.exit(2);
+  }
+  return steps;
+}

@@ -7,7 +7,9 @@
  * result sender delivers an empty successful result as the agent does (a `job.result` request, or with
  * `resultsOnChannel` on its own output channel) and waits for svcd's ACK. Tunnels are allowed to any target and
  * registered with svcd as the agent does (`tcpip-forward`); a connection through one is echoed back by the agent
- * itself instead of being dialled onwards.
+ * itself instead of being dialled onwards. Asked to `reconnect` (a draining node), it connects again at once, as
+ * the agent does. With `localAddresses` agent n connects from address n mod their count (many 127.x addresses:
+ * one source address has only the kernel's ephemeral port range, ~28,000 ports).
  */
 import { randomUUID } from 'node:crypto';
 import { openLink, type Link } from '../../packages/agent/src/connection/ssh-link.js';
@@ -43,6 +45,11 @@ export interface SimulatorOptions {
    * these, starting at one picked by the agent's number, so that a killed node's agents spread over the others.
    */
   fallbackUrls?: string[];
+  /**
+   * Local addresses to connect from (default: the system's choice), agent n from address n mod their count. A
+   * socket bound to an address takes one of its ephemeral ports whatever the server: ~28,000 agents per address.
+   */
+  localAddresses?: string[];
 }
 
 export interface SimulatorStats {
@@ -58,6 +65,10 @@ export interface SimulatorStats {
   attempts: number;
   /** Accepted hellos. */
   connects: number;
+  /** Connected agents by the URL they are connected to (a cluster node's agent listener). */
+  connectedByUrl: Record<string, number>;
+  /** Sessions svcd ended with `reconnect` (a draining node); the agent connected again without a backoff. */
+  reconnectsAsked: number;
   /** Links lost after an accepted hello. */
   disconnects: number;
   /** Failed attempts by cause. */
@@ -104,6 +115,8 @@ export const emptyStats = (): SimulatorStats => ({
   notStarted: 0,
   attempts: 0,
   connects: 0,
+  connectedByUrl: {},
+  reconnectsAsked: 0,
   disconnects: 0,
   failures: {},
   lastConnectAt: 0,
@@ -146,6 +159,8 @@ class SimulatedAgent {
   private settled: (() => void) | undefined;
   /** Lost links, and failed attempts after one: with fallback URLs, each moves the next attempt on. */
   private moves = 0;
+  /** svcd ended the last session with `reconnect`: the next attempt goes at once. */
+  private reconnectNow = false;
 
   constructor(
     readonly clientId: string,
@@ -167,6 +182,10 @@ class SimulatedAgent {
       if (failure === undefined) this.failStreak = 0;
       else this.fleet.failed(this, failure);
       if (failure === undefined || this.moves > 0) this.moveOn();
+      if (this.reconnectNow) {
+        this.reconnectNow = false;
+        continue;
+      }
       const delay = this.backoff.next();
       this.fleet.delayDrawn(delay);
       this.setState('backingOff');
@@ -206,32 +225,40 @@ class SimulatedAgent {
   private async connectOnce(signal: AbortSignal): Promise<string | undefined> {
     this.setState('handshaking');
     this.fleet.attempted();
+    const url = this.currentUrl();
+    const { localAddresses } = this.options;
     let link: Link;
     try {
       link = await openLink({
-        url: this.currentUrl(),
+        url,
         credentials: { id: this.options.authId, password: this.options.password },
         fingerprint: this.options.fingerprint,
         handshakeTimeoutMs: this.options.handshakeTimeoutMs,
         signal,
+        localAddress:
+          localAddresses.length > 0 ? localAddresses[this.index % localAddresses.length] : undefined,
       });
     } catch (err) {
       return err instanceof Error ? err.message : String(err);
     }
     this.link = link;
     try {
-      return await this.converse(link);
+      return await this.converse(link, url);
     } finally {
       this.link = undefined;
       link.close();
     }
   }
 
-  private async converse(link: Link): Promise<string | undefined> {
+  private async converse(link: Link, url: string): Promise<string | undefined> {
     let markEnded: () => void = () => undefined;
     const ended = new Promise<void>((resolve) => (markEnded = resolve));
     const peer = new ControlPeer(link.control, { side: 'agent', onProtocolError: () => markEnded() });
     peer.on('ping', () => ({}));
+    peer.on('reconnect', () => {
+      this.reconnectNow = true;
+      markEnded();
+    });
     const results: ResultLink = {
       ssh: link.ssh,
       request: this.options.resultsOnChannel ? undefined : (result) => peer.request('job.result', result),
@@ -262,7 +289,7 @@ class SimulatedAgent {
     this.connectedAt = Date.now();
     this.setState('connected');
     this.peer = peer;
-    this.fleet.connected();
+    this.fleet.connected(url);
     this.attemptSettled();
     const pinger = this.startPinging(peer, keepaliveMs, markEnded);
     await Promise.race([ended, link.closed]);
@@ -271,7 +298,7 @@ class SimulatedAgent {
     peer.close();
     // As svc does: svcd went silent or dropped us, so cut the socket instead of waiting for a polite close.
     link.destroy();
-    this.fleet.disconnected();
+    this.fleet.disconnected(url, this.reconnectNow);
     return undefined;
   }
 
@@ -361,6 +388,12 @@ function serveEchoTunnels(peer: ControlPeer, link: Link): void {
   });
 }
 
+/** The client ids of `count` simulated agents: `<idPrefix><n>`, n zero-padded to the width of the largest. */
+export function simulatedClientIds(idPrefix: string, count: number): string[] {
+  const digits = String(Math.max(0, count - 1)).length;
+  return Array.from({ length: count }, (_, n) => `${idPrefix}${String(n).padStart(digits, '0')}`);
+}
+
 /** Holds `count` simulated agents; start() launches them at a bounded rate, stop() cuts every link. */
 export class LoadSimulator {
   private readonly stats: SimulatorStats;
@@ -377,13 +410,11 @@ export class LoadSimulator {
       handshakeTimeoutMs: 30_000,
       resultsOnChannel: false,
       fallbackUrls: [],
+      localAddresses: [],
       ...options,
     };
-    const digits = String(Math.max(0, options.count - 1)).length;
-    for (let n = 0; n < options.count; n++)
-      this.agents.push(
-        new SimulatedAgent(`${options.idPrefix}${String(n).padStart(digits, '0')}`, n, this, full),
-      );
+    for (const [n, id] of simulatedClientIds(options.idPrefix, options.count).entries())
+      this.agents.push(new SimulatedAgent(id, n, this, full));
     this.stats = { ...emptyStats(), total: options.count, notStarted: options.count };
     this.startConcurrency = Math.max(1, options.startConcurrency);
   }
@@ -457,7 +488,12 @@ export class LoadSimulator {
     if (markAt > 0)
       for (const agent of this.agents)
         if (agent.state === 'connected' && agent.connectedAt >= markAt) connectedSinceMark += 1;
-    return { ...this.stats, failures: { ...this.stats.failures }, connectedSinceMark };
+    return {
+      ...this.stats,
+      failures: { ...this.stats.failures },
+      connectedByUrl: { ...this.stats.connectedByUrl },
+      connectedSinceMark,
+    };
   }
 
   // Bookkeeping called by the agents.
@@ -466,9 +502,11 @@ export class LoadSimulator {
     this.stats.attempts += 1;
   }
 
-  disconnected(): void {
+  disconnected(url: string, asked: boolean): void {
     const now = Date.now();
     this.stats.disconnects += 1;
+    if (asked) this.stats.reconnectsAsked += 1;
+    this.stats.connectedByUrl[url] = (this.stats.connectedByUrl[url] ?? 0) - 1;
     if (this.stats.markAt === 0) return;
     if (this.stats.firstDropAfterMark === 0) this.stats.firstDropAfterMark = now;
     this.stats.lastDropAfterMark = now;
@@ -479,8 +517,9 @@ export class LoadSimulator {
     this.stats[to] += 1;
   }
 
-  connected(): void {
+  connected(url: string): void {
     this.stats.connects += 1;
+    this.stats.connectedByUrl[url] = (this.stats.connectedByUrl[url] ?? 0) + 1;
     this.stats.lastConnectAt = Date.now();
   }
 

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { children, startChild, type Managed } from './child-processes.js';
 import { processCpuMs } from './proc-stats.js';
-import { emptyStats, type PingRound, type SimulatorStats } from './load-simulator.js';
+import { emptyStats, simulatedClientIds, type PingRound, type SimulatorStats } from './load-simulator.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORKER_SCRIPT = join(HERE, '..', 'simulator-worker.ts');
@@ -26,6 +26,8 @@ export interface FleetOptions {
   idPrefix?: string;
   /** Other nodes of a cluster, where an agent goes once its link to `url` is lost (LoadSimulator). */
   fallbackUrls?: string[];
+  /** Source addresses the agents connect from, in turn (LoadSimulator's localAddresses); default the system's. */
+  localAddresses?: string[];
 }
 
 export interface FleetStats extends SimulatorStats {
@@ -60,9 +62,8 @@ export class SimulatorFleet {
 
   /** Starts the workers; each begins connecting its share of the clients at once. */
   start(): void {
-    const { clients, workers, startConcurrency } = this.options;
-    for (let w = 0; w < workers; w++) {
-      const count = Math.floor(clients / workers) + (w < clients % workers ? 1 : 0);
+    const { workers, startConcurrency, fallbackUrls, localAddresses } = this.options;
+    for (const [w, { idPrefix, count }] of this.shares().entries()) {
       if (count === 0) continue;
       const config = {
         worker: w,
@@ -70,10 +71,11 @@ export class SimulatorFleet {
         authId: this.options.authId,
         password: this.options.password,
         fingerprint: this.options.fingerprint,
-        idPrefix: `${this.options.idPrefix ?? 'sim-'}${w}-`,
+        idPrefix,
         count,
         startConcurrency: Math.max(1, Math.round(startConcurrency / workers)),
-        ...(this.options.fallbackUrls ? { fallbackUrls: this.options.fallbackUrls } : {}),
+        ...(fallbackUrls ? { fallbackUrls } : {}),
+        ...(localAddresses && localAddresses.length > 0 ? { localAddresses } : {}),
       };
       const child = startChild(
         `simulator ${w}${this.options.idPrefix ? ` (${this.options.idPrefix})` : ''}`,
@@ -97,6 +99,20 @@ export class SimulatorFleet {
     }
   }
 
+  /** Each worker's id prefix and number of clients. */
+  private shares(): { idPrefix: string; count: number }[] {
+    const { clients, workers } = this.options;
+    return Array.from({ length: workers }, (_, w) => ({
+      idPrefix: `${this.options.idPrefix ?? 'sim-'}${w}-`,
+      count: Math.floor(clients / workers) + (w < clients % workers ? 1 : 0),
+    }));
+  }
+
+  /** Every client id of the fleet, as its workers name their agents. */
+  clientIds(): string[] {
+    return this.shares().flatMap(({ idPrefix, count }) => simulatedClientIds(idPrefix, count));
+  }
+
   /** The sum over the workers' latest reports. */
   stats(): FleetStats {
     const sum: FleetStats = {
@@ -115,6 +131,7 @@ export class SimulatorFleet {
         'notStarted',
         'attempts',
         'connects',
+        'reconnectsAsked',
         'disconnects',
         'connectedSinceMark',
         'jobsRun',
@@ -124,6 +141,8 @@ export class SimulatorFleet {
         sum[key] += s[key];
       for (const [cause, n] of Object.entries(s.failures))
         sum.failures[cause] = (sum.failures[cause] ?? 0) + n;
+      for (const [url, n] of Object.entries(s.connectedByUrl))
+        sum.connectedByUrl[url] = (sum.connectedByUrl[url] ?? 0) + n;
       sum.lastConnectAt = Math.max(sum.lastConnectAt, s.lastConnectAt);
       sum.lastResultAt = Math.max(sum.lastResultAt, s.lastResultAt);
       sum.lastJobAt = Math.max(sum.lastJobAt, s.lastJobAt);

@@ -17,6 +17,11 @@ export interface WebSocketConnectOptions {
   /** PEM certificates trusted for wss:// instead of the system's CAs. */
   ca?: string | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * The local address to connect from (the socket is bound to it first, port chosen by the kernel), e.g. one of
+   * several 127.x addresses so that many connections to one server do not share one address pair's ports.
+   */
+  localAddress?: string | undefined;
 }
 
 /**
@@ -54,14 +59,16 @@ export async function connectWebSocket(
   const port = Number(target.port) || (secure ? 443 : 80);
   const tls = secure ? await import('node:tls') : undefined;
   options.signal?.throwIfAborted();
+  const from = options.localAddress === undefined ? {} : { localAddress: options.localAddress };
   const socket: Socket = tls
     ? tls.connect({
         host,
         port,
+        ...from,
         ...(isIP(host) === 0 ? { servername: host } : {}),
         ...(options.ca === undefined ? {} : { ca: options.ca }),
       })
-    : netConnect({ host, port });
+    : netConnect({ host, port, ...from });
   const key = randomBytes(16).toString('base64');
   socket.write(
     `GET ${target.pathname}${target.search} HTTP/1.1\r\n` +

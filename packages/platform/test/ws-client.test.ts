@@ -152,3 +152,21 @@ test('only ws:// and wss:// URLs are taken', async () => {
     connectWebSocket('http://127.0.0.1:1/', { protocol: PROTOCOL, timeoutMs: 1000 }),
   ).rejects.toThrow('http://127.0.0.1:1/ is not a ws:// or wss:// URL');
 });
+
+test('localAddress: the connection comes from that address (any 127.x on Linux loopback)', async () => {
+  let from: string | undefined;
+  const raw = await rawServer((socket) => {
+    from = socket.remoteAddress;
+    socket.once('data', (chunk: Buffer) => {
+      const key = /Sec-WebSocket-Key: (.*)\r\n/.exec(chunk.toString('latin1'))?.[1] ?? '';
+      socket.write(upgraded(key));
+    });
+  });
+  const stream = await connectWebSocket(raw.url, {
+    protocol: PROTOCOL,
+    timeoutMs: 10_000,
+    localAddress: '127.0.0.3',
+  });
+  stream.destroy();
+  expect(from).toBe('127.0.0.3');
+});

@@ -24,6 +24,8 @@ export interface LinkOptions {
   /** Limit for the WebSocket upgrade and, separately, for the SSH handshake including authentication. */
   handshakeTimeoutMs?: number;
   signal?: AbortSignal;
+  /** The local address to connect from (default: the system's choice); the load simulator spreads over 127.x. */
+  localAddress?: string | undefined;
 }
 
 /** An authenticated SSH connection to svcd inside a WebSocket, with the control channel open. */
@@ -81,6 +83,7 @@ export function openLink(options: LinkOptions): Promise<Link> {
       timeoutMs: timeout,
       ca: tlsCa?.pem,
       signal: opening.signal,
+      localAddress: options.localAddress,
     }).then(
       (stream) => {
         if (settled) return stream.destroy();
