@@ -16,15 +16,17 @@ export const vaultStatusQuery = queryOptions({
 
 /**
  * A page of the clients list. Fresh for a second: the route's loader asks for it while the page's chunk loads,
- * and the page mounting just after must not ask again (a second request, and its loading indicator).
+ * and the page mounting just after must not ask again (a second request, and its loading indicator). Keyed by
+ * the API query, not the whole search: the shown columns and the saved view's id ask svcd for the same page.
  */
-export const clientListQueryOptions = (search: ClientSearch) =>
-  queryOptions({
-    queryKey: ['clients', search],
-    queryFn: () =>
-      apiRequest<ClientList & { data: Client[] }>('/clients', { query: clientListQuery(search) }),
+export const clientListQueryOptions = (search: ClientSearch) => {
+  const query = clientListQuery(search);
+  return queryOptions({
+    queryKey: ['clients', query.toString()],
+    queryFn: () => apiRequest<ClientList & { data: Client[] }>('/clients', { query }),
     staleTime: 1000,
   });
+};
 
 export const clientQuery = (id: string) =>
   queryOptions({

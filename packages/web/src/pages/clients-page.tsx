@@ -4,9 +4,9 @@ import {
   Checkbox,
   Group,
   Loader,
+  NativeSelect,
   Pagination,
   SegmentedControl,
-  Select,
   Stack,
   Table,
   Text,
@@ -17,13 +17,13 @@ import {
 import { useDebouncedCallback } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
-import { flexRender, getCoreRowModel, useReactTable, type Row } from '@tanstack/react-table';
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useMemo, useState } from 'react';
+import { flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { clientListQueryOptions } from '../api/queries.js';
 import type { Client } from '../api/types.js';
 import { BulkActions, type Selection } from '../components/bulk-actions.js';
 import { columnIdsOf, columnsById } from '../components/client-columns.js';
+import { ClientTable } from '../components/client-table.js';
 import { ColumnChooser } from '../components/column-chooser.js';
 import { ErrorAlert } from '../components/error-alert.js';
 import { SavedViewsBar } from '../components/saved-views-bar.js';
@@ -37,104 +37,6 @@ import {
 } from '../lib/client-filters.js';
 
 const route = getRouteApi('/console/clients');
-const ROW_HEIGHT = 45;
-
-/**
- * One row, memoised: scrolling re-renders the body on every frame (the virtualiser's window moves), and only the
- * rows entering the window should render then. Plain markup (console.css's `.virtual-rows`), not Mantine's
- * table components, since a frame mounts several rows at once.
- */
-const ClientRow = memo(function ClientRow({
-  row,
-  striped,
-  selected,
-  toggle,
-}: {
-  row: Row<Client>;
-  /** Every other row of the list (by its index in the list, so stripes stay put while scrolling). */
-  striped: boolean;
-  selected: boolean;
-  toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
-}) {
-  return (
-    <tr data-testid="client-row" data-striped={striped || undefined} style={{ height: ROW_HEIGHT }}>
-      <td>
-        <input
-          type="checkbox"
-          className="row-check"
-          aria-label={`Select ${row.original.name || row.original.id}`}
-          checked={selected}
-          onChange={(e) => toggle(row.id, row.original.connection_state, e.currentTarget.checked)}
-        />
-      </td>
-      {row.getVisibleCells().map((cell) => (
-        <td key={cell.id} className={cell.column.columnDef.meta?.clip ? 'clip' : undefined}>
-          {flexRender(cell.column.columnDef.cell, cell.getContext())}
-        </td>
-      ))}
-    </tr>
-  );
-});
-
-/**
- * The virtualised rows. Its own component so that scrolling (the virtualiser's window moving every frame)
- * re-renders only the body, not the page's filters, views and header.
- */
-function ClientRows({
-  rows,
-  columnCount,
-  scrollElement,
-  selection,
-  toggle,
-}: {
-  rows: Row<Client>[];
-  columnCount: number;
-  /**
-   * The scrolling box, from state (a callback ref), not a ref object: the box is the body's parent, so its ref is
-   * set only after the body's first layout effect, and with the list already cached (the route's loader) nothing
-   * else would render the body again to show its rows.
-   */
-  scrollElement: HTMLDivElement | null;
-  selection: Selection;
-  toggle: (id: string, state: 'connected' | 'disconnected', on: boolean) => void;
-}) {
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scrollElement,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
-  });
-  const items = virtualizer.getVirtualItems();
-  const padTop = items[0]?.start ?? 0;
-  const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
-  return (
-    <tbody className="virtual-rows">
-      {padTop > 0 && (
-        <tr aria-hidden="true">
-          <td style={{ height: padTop, padding: 0, border: 0 }} colSpan={columnCount} />
-        </tr>
-      )}
-      {items.map((item) => {
-        const row = rows[item.index];
-        if (!row) return null;
-        return (
-          <ClientRow
-            key={row.id}
-            row={row}
-            striped={item.index % 2 === 0}
-            selected={selection.all || selection.rows.has(row.id)}
-            toggle={toggle}
-          />
-        );
-      })}
-      {padBottom > 0 && (
-        <tr aria-hidden="true">
-          <td style={{ height: padBottom, padding: 0, border: 0 }} colSpan={columnCount} />
-        </tr>
-      )}
-    </tbody>
-  );
-}
 
 function SortMark({ sort, field }: { sort: string; field: string }) {
   if (sort === field) return <span aria-hidden="true">▲</span>;
@@ -249,7 +151,6 @@ export function ClientsPage() {
     manualPagination: true,
     getRowId: (row) => row.id,
   });
-  const [scrollElement, setScrollElement] = useState<HTMLDivElement | null>(null);
 
   return (
     <Stack>
@@ -292,8 +193,8 @@ export function ClientsPage() {
           All {count} clients matching the filter are selected.
         </Text>
       )}
-      <div className="clients-scroll" ref={setScrollElement} tabIndex={0} aria-label="Clients list">
-        <Table className="clients-table" verticalSpacing="xs" miw={900}>
+      <ClientTable
+        head={
           <Table.Thead>
             {table.getHeaderGroups().map((group) => (
               <Table.Tr key={group.id}>
@@ -330,35 +231,35 @@ export function ClientsPage() {
               </Table.Tr>
             ))}
           </Table.Thead>
-          <ClientRows
-            rows={table.getRowModel().rows}
-            columnCount={columns.length + 1}
-            scrollElement={scrollElement}
-            selection={selection}
-            toggle={toggleRow}
-          />
-        </Table>
-        {list.isSuccess && rows.length === 0 && (
-          <Stack align="center" p="xl" gap="xs" data-testid="clients-empty">
-            {isFiltered(search) ? (
-              <>
-                <Text fw={600}>No client matches these filters.</Text>
-                <Button variant="light" onClick={() => void navigate({ search: {}, replace: true })}>
-                  Clear the filters
-                </Button>
-              </>
-            ) : (
-              <>
-                <Text fw={600}>No client has connected yet.</Text>
-                <Text c="dimmed" size="sm">
-                  Start an agent with `svc --auth id:password --fingerprint … ws://this-server:port`; the
-                  dashboard shows the fingerprint and the address.
-                </Text>
-              </>
-            )}
-          </Stack>
-        )}
-      </div>
+        }
+        rows={table.getRowModel().rows}
+        columnCount={columns.length + 1}
+        selection={selection}
+        toggle={toggleRow}
+        after={
+          list.isSuccess &&
+          rows.length === 0 && (
+            <Stack align="center" p="xl" gap="xs" data-testid="clients-empty">
+              {isFiltered(search) ? (
+                <>
+                  <Text fw={600}>No client matches these filters.</Text>
+                  <Button variant="light" onClick={() => void navigate({ search: {}, replace: true })}>
+                    Clear the filters
+                  </Button>
+                </>
+              ) : (
+                <>
+                  <Text fw={600}>No client has connected yet.</Text>
+                  <Text c="dimmed" size="sm">
+                    Start an agent with `svc --auth id:password --fingerprint … ws://this-server:port`; the
+                    dashboard shows the fingerprint and the address.
+                  </Text>
+                </>
+              )}
+            </Stack>
+          )
+        }
+      />
       <Group justify="space-between">
         <Pagination
           total={pages}
@@ -369,13 +270,13 @@ export function ClientsPage() {
         />
         <Group gap="xs">
           <VisuallyHidden id="page-size-label">Rows per page</VisuallyHidden>
-          <Select
+          {/* A native select: a Mantine Select (combobox, popover, floating position) costs the first render more. */}
+          <NativeSelect
             aria-labelledby="page-size-label"
             w={130}
             value={String(limit)}
             data={PAGE_SIZES.map((size) => ({ value: String(size), label: `${size} / page` }))}
-            onChange={(value) => update({ limit: value ? Number(value) : undefined, page: undefined })}
-            allowDeselect={false}
+            onChange={(e) => update({ limit: Number(e.currentTarget.value), page: undefined })}
           />
         </Group>
       </Group>
