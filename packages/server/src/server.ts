@@ -222,10 +222,10 @@ export async function startServer(
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
     const [firstUrl] = config.server.url ?? [];
     // The client seam: records, events, this node's connections and tunnels, and the dispatch (client-seam.ts).
-    const clients = new SqlClientRepository(database);
+    const clientRows = new SqlClientRepository(database);
     const seamDeps: ClientSeamDeps = {
       nodeId: config.cluster.enabled ? clusterNodeId(config.cluster) : hostname(),
-      clients,
+      clients: clientRows,
       tunnels: new SqlTunnelRepository(database),
       tunnelSettings: {
         pool,
@@ -238,7 +238,7 @@ export async function startServer(
     };
     // With [cluster] enabled the directory, presence and dispatch span the nodes (cluster/).
     const seam = config.cluster.enabled
-      ? await startClusterSeam({ ...seamDeps, clients }, config.cluster, opened, logger)
+      ? await startClusterSeam({ ...seamDeps, clients: clientRows }, config.cluster, opened, logger)
       : singleNodeSeam(seamDeps);
     const { events, directory: clients, dispatch } = seam;
     opened.tunnels = seam.tunnelHost;
