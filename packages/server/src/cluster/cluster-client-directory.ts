@@ -47,14 +47,14 @@ export class ClusterClientDirectory extends CachedClientDirectory {
   private staleCheckPending = false;
 
   constructor(
-    protected override readonly repository: ClientRepository & ClientChangeFeed,
+    private readonly changeFeed: ClientRepository & ClientChangeFeed,
     events: ClientEvents,
     nodeId: string,
     clock: Clock,
     log: ClientsLog,
     private readonly settings: ClusterDirectorySettings,
   ) {
-    super(repository, events, nodeId, clock, log);
+    super(changeFeed, events, nodeId, clock, log);
   }
 
   /** Told of the clients a node held when it left the cluster (their rows are marked disconnected). */
@@ -81,7 +81,7 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       startedAt - this.lastFullAt >= this.settings.fullReadMs;
     const { rows, removed } = full
       ? { rows: await this.repository.loadAll(), removed: [] }
-      : await this.repository.changedSince((this.lastReadAt ?? 0) - this.settings.overlapMs);
+      : await this.changeFeed.changedSince((this.lastReadAt ?? 0) - this.settings.overlapMs);
     await this.markStale(rows, live, settled, startUp);
     this.take(rows, startUp);
     const present = new Set(rows.map((row) => row.id));
