@@ -56,7 +56,10 @@ export interface ClusterNode {
 type NodeStatus = NonNullable<StatusData['cluster']>['nodes'][number];
 
 const nodeState = (info: NodeInfo, now: number, heartbeatMs: number): NodeStatus => ({
-  ...info,
+  node_id: info.node_id,
+  advertise_address: info.advertise_address,
+  started_at: info.started_at,
+  seen_at: info.seen_at,
   state: now - Date.parse(info.seen_at) <= 2 * heartbeatMs ? 'live' : 'late',
 });
 

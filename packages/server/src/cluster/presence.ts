@@ -2,6 +2,7 @@ import type { KV, NatsConnection } from 'nats';
 import type { ClientEvents, ClientOwner, Unsubscribe } from '../core/clients/client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
 import { watchClientKeys } from './client-key-watch.js';
+import { LegacyClientKeys } from './legacy-client-keys.js';
 import { pipelined } from './pipelined.js';
 import { clientKey, encode, isPut, nodeKey, ownerOf } from './presence-keys.js';
 
@@ -12,6 +13,8 @@ export interface NodeInfo {
   started_at: string;
   /** When this node last renewed its presence. */
   seen_at: string;
+  /** The bucket of its client keys; absent from a node of an older version (its client keys are in this bucket). */
+  client_keys?: string;
 }
 
 /** How long one listing of the node keys may take. */
@@ -60,6 +63,9 @@ export class Presence {
   /** Nodes seen live, and nodes looked up and found gone, since the node keys were last read. */
   private live = new Set<string>();
   private gone = new Set<string>();
+  /** Live nodes of an older version (their client keys in the node bucket): see LegacyClientKeys. */
+  private olderNodes = new Set<string>();
+  private readonly legacy: LegacyClientKeys;
   /** The heartbeat running now: the next one waits for it rather than overlap it. */
   private beating: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -73,7 +79,9 @@ export class Presence {
     private readonly clientsKv: KV,
     private readonly settings: PresenceSettings,
     private readonly log: ClientsLog,
-  ) {}
+  ) {
+    this.legacy = new LegacyClientKeys(nodesKv, settings.nodeId);
+  }
 
   static async open(nc: NatsConnection, settings: PresenceSettings, log: ClientsLog): Promise<Presence> {
     const js = nc.jetstream();
@@ -93,12 +101,20 @@ export class Presence {
         if (!mine(owner)) return;
         this.held.set(clientId, owner.epoch);
         this.background(this.claim(clientId, owner.epoch), clientId, 'claiming the client in presence');
+        if (this.olderNodes.size > 0)
+          this.background(this.putLegacy(clientId, owner.epoch), clientId, 'claiming the client (older nodes)');
       }),
       events.subscribe('detached', ({ clientId, owner }) => {
         if (!mine(owner) || this.held.get(clientId) !== owner.epoch) return;
         this.held.delete(clientId);
         this.unwritten.delete(clientId);
         this.background(this.release(clientId, owner.epoch), clientId, 'releasing the client in presence');
+        if (this.olderNodes.size > 0)
+          this.background(
+            this.legacy.release(clientId, owner.epoch),
+            clientId,
+            'releasing the client (older nodes)',
+          );
       }),
     ];
     this.watch = watchClientKeys(this.clientsKv, (clientId, owner) => this.claimed(clientId, owner), this.log);
@@ -121,7 +137,12 @@ export class Presence {
   /** Which node holds the client now; undefined when none does (or the node its key names is gone). */
   async owner(clientId: string): Promise<ClientOwner | undefined> {
     const current = ownerOf(await this.clientsKv.get(clientKey(clientId)));
-    if (!current) return undefined;
+    if (!current) {
+      // A node of an older version may hold it (rolling upgrade).
+      if (this.olderNodes.size === 0) return undefined;
+      const older = await this.legacy.owner(clientId);
+      return older && this.olderNodes.has(older.nodeId) ? older : undefined;
+    }
     // This node knows what it holds: a key of an earlier connection (or life) of this node holds nothing.
     if (current.nodeId === this.settings.nodeId)
       return this.held.get(clientId) === current.epoch ? current : undefined;
@@ -135,6 +156,9 @@ export class Presence {
     this.lastNodes = entries.filter(isPut).map((entry) => entry.json<NodeInfo>());
     this.live = new Set(this.lastNodes.map((node) => node.node_id));
     this.gone = new Set();
+    this.olderNodes = new Set(
+      this.lastNodes.filter((node) => node.client_keys === undefined).map((node) => node.node_id),
+    );
     return this.lastNodes;
   }
 
@@ -169,8 +193,12 @@ export class Presence {
     const held = [...this.held];
     this.held.clear();
     this.unwritten.clear();
+    const older = this.olderNodes.size > 0;
     await Promise.race([
-      pipelined(held, PIPELINE_WIDTH, ([clientId, epoch]) => this.release(clientId, epoch)),
+      pipelined(held, PIPELINE_WIDTH, async ([clientId, epoch]) => {
+        await this.release(clientId, epoch);
+        if (older) await this.legacy.release(clientId, epoch);
+      }),
       delay(CLOSE_DEADLINE_MS),
     ]);
     await this.nodesKv.delete(nodeKey(this.settings.nodeId)).catch(() => undefined);
@@ -183,6 +211,7 @@ export class Presence {
       advertise_address: this.settings.advertiseAddress,
       started_at: this.startedAt,
       seen_at: new Date().toISOString(),
+      client_keys: this.settings.clientsBucket,
     };
   }
 
@@ -194,10 +223,19 @@ export class Presence {
     return this.beating;
   }
 
-  /** The node key, the live nodes read again, and the client keys that could not be written before. */
+  /**
+   * The node key, the live nodes read again, the client keys that could not be written before, and, while a node
+   * of an older version is live, every client key in its layout.
+   */
   private async beatOnce(): Promise<void> {
     await this.nodesKv.put(nodeKey(this.settings.nodeId), encode(this.self()));
     await this.nodes().catch((err: unknown) => this.log.warn({ err }, 'reading the cluster nodes failed'));
+    if (this.olderNodes.size > 0) {
+      const { failed } = await pipelined([...this.held], PIPELINE_WIDTH, ([clientId, epoch]) =>
+        this.putLegacy(clientId, epoch),
+      );
+      if (failed > 0) this.log.warn({ clients: failed }, 'client keys for the older nodes not written');
+    }
     if (this.unwritten.size === 0) return;
     const retry = [...this.unwritten];
     this.unwritten.clear();
@@ -216,6 +254,13 @@ export class Presence {
     const up = isPut(await this.nodesKv.get(nodeKey(nodeId)));
     (up ? this.live : this.gone).add(nodeId);
     return up;
+  }
+
+  /** The client's key for nodes of an older version; a newer connection one of them holds closes this one. */
+  private async putLegacy(clientId: string, epoch: number): Promise<void> {
+    if (this.held.get(clientId) !== epoch) return;
+    const newer = await this.legacy.put(clientId, epoch);
+    if (newer) this.changes?.lost(clientId, newer);
   }
 
   /** Another node wrote a client key: a newer connection of a client this node holds closes this one. */

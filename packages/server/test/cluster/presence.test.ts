@@ -232,3 +232,70 @@ test('a key naming a node that is gone counts for nothing: any epoch takes it ov
   expect((await raw.get(key))?.operation).toBe('DEL');
   expect(await a.presence.owner('orphan-1')).toEqual({ nodeId: 'a', epoch: 100 });
 });
+
+test('while a node of the older layout (client keys in the node bucket) is live, each reaches the other’s clients', async () => {
+  const changes = recorder();
+  const a = await node('a', 'p6_presence', changes);
+  // The older node, as svcd before `<prefix>_clients` did it: its node key and its client keys in one TTL
+  // bucket, all put again every heartbeat.
+  const bucket = await a.nc.jetstream().views.kv('p6_presence', { bindOnly: true });
+  const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+  const keyOf = (clientId: string) => `c.${Buffer.from(clientId).toString('base64url')}`;
+  const started = new Date().toISOString();
+  let olderHolds: Record<string, number> = { 'held-by-older': 5 };
+  const olderBeat = async () => {
+    await bucket.put(
+      'n.older',
+      json({ node_id: 'older', advertise_address: 'o.example', started_at: started, seen_at: started }),
+    );
+    for (const [clientId, epoch] of Object.entries(olderHolds))
+      await bucket.put(keyOf(clientId), json({ nodeId: 'older', epoch }));
+  };
+  const olderView = async (clientId: string) => {
+    const entry = await bucket.get(keyOf(clientId));
+    return entry?.operation === 'PUT' ? entry.json<ClientOwner>() : undefined;
+  };
+  await olderBeat();
+  const timer = setInterval(() => void olderBeat().catch(() => undefined), HEARTBEAT_MS);
+  try {
+    expect(
+      await until(
+        () => a.presence.owner('held-by-older'),
+        (o) => o !== undefined,
+      ),
+    ).toEqual({ nodeId: 'older', epoch: 5 });
+
+    // Node a's client is written where the older node looks, and put again every heartbeat there (TTL).
+    a.events.publish('attached', { clientId: 'held-by-a', owner: { nodeId: 'a', epoch: 7 } });
+    await until(
+      () => olderView('held-by-a'),
+      (o) => o !== undefined,
+    );
+    const writes = await writesTo(a.nc, 'p6_presence');
+    await until(
+      () => writesTo(a.nc, 'p6_presence'),
+      (n) => n >= writes + 16,
+      HEARTBEAT_MS * 30,
+    );
+    expect(await olderView('held-by-a')).toEqual({ nodeId: 'a', epoch: 7 });
+
+    // The older node takes that client over (a newer connection there): node a hears of it by its heartbeat.
+    olderHolds = { ...olderHolds, 'held-by-a': 9 };
+    await olderBeat();
+    await until(
+      () => Promise.resolve(changes.lostTo),
+      (lost) => lost.length > 0,
+    );
+    expect(changes.lostTo[0]).toEqual(['held-by-a', { nodeId: 'older', epoch: 9 }]);
+  } finally {
+    clearInterval(timer);
+  }
+  // Once the older node is gone its keys count for nothing.
+  await bucket.delete('n.older');
+  expect(
+    await until(
+      () => a.presence.owner('held-by-older'),
+      (o) => o === undefined,
+    ),
+  ).toBe(undefined);
+});
