@@ -60,14 +60,16 @@ export class Presence {
   private readonly held = new Map<string, number>();
   /** Held clients whose key could not be written: written again on the next heartbeat. */
   private readonly unwritten = new Set<string>();
-  /** Nodes seen live, and nodes looked up and found gone, since the node keys were last read. */
+  /** Nodes seen live since the node keys were last read, and nodes looked up and found gone (when). */
   private live = new Set<string>();
-  private gone = new Set<string>();
+  private readonly gone = new Map<string, number>();
   /** Live nodes of an older version (their client keys in the node bucket): see LegacyClientKeys. */
   private olderNodes = new Set<string>();
   private readonly legacy: LegacyClientKeys;
-  /** The heartbeat running now: the next one waits for it rather than overlap it. */
-  private beating: Promise<void> | undefined;
+  /** The put of the node key pending now: a heartbeat due meanwhile does not put it twice. */
+  private putting: Promise<void> | undefined;
+  /** What a heartbeat does besides the node key, running now: never two at once, never delaying the node key. */
+  private catchingUp: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: Unsubscribe[] = [];
   private watch: { stop(): void } | undefined;
@@ -119,7 +121,7 @@ export class Presence {
     ];
     this.watch = watchClientKeys(this.clientsKv, (clientId, owner) => this.claimed(clientId, owner), this.log);
     this.timer = setInterval(() => {
-      if (this.beating) this.log.warn({}, 'the previous cluster heartbeat is still running: not starting another');
+      if (this.putting) this.log.warn({}, 'the previous put of the node key is still pending: not putting again');
       this.beat().catch((err: unknown) => this.log.warn({ err }, 'renewing the cluster presence failed'));
     }, this.settings.heartbeatMs);
     this.timer.unref();
@@ -127,11 +129,12 @@ export class Presence {
 
   /**
    * NATS came back: the node key at once, so that other nodes see this node live, and every client key again
-   * (the writes made while NATS was away failed, and a new NATS may have lost them).
+   * (the writes made while NATS was away failed, and a new NATS may have lost them). A put still pending from
+   * before is not waited for: its request may be lost.
    */
   renew(): Promise<void> {
     for (const clientId of this.held.keys()) this.unwritten.add(clientId);
-    return this.beat();
+    return this.beat({ fresh: true });
   }
 
   /** Which node holds the client now; undefined when none does (or the node its key names is gone). */
@@ -155,7 +158,7 @@ export class Presence {
     const entries = await Promise.all(keys.map((key) => this.nodesKv.get(key)));
     this.lastNodes = entries.filter(isPut).map((entry) => entry.json<NodeInfo>());
     this.live = new Set(this.lastNodes.map((node) => node.node_id));
-    this.gone = new Set();
+    this.gone.clear();
     this.olderNodes = new Set(
       this.lastNodes.filter((node) => node.client_keys === undefined).map((node) => node.node_id),
     );
@@ -215,20 +218,32 @@ export class Presence {
     };
   }
 
-  /** One heartbeat at a time: a call while one runs gets that one. */
-  private beat(): Promise<void> {
-    this.beating ??= this.beatOnce().finally(() => {
-      this.beating = undefined;
-    });
-    return this.beating;
+  /**
+   * A heartbeat: the node key (resolves once it is put), and in the background, one at a time, the live nodes
+   * read again, the client keys that could not be written before, and, while a node of an older version is
+   * live, every client key in its layout. A slow listing of the nodes never delays the node key.
+   */
+  private beat({ fresh = false } = {}): Promise<void> {
+    let pending = this.putting;
+    if (fresh || pending === undefined) {
+      const put: Promise<void> = this.nodesKv
+        .put(nodeKey(this.settings.nodeId), encode(this.self()))
+        .then(() => undefined)
+        .finally(() => {
+          if (this.putting === put) this.putting = undefined;
+        });
+      this.putting = put;
+      pending = put;
+    }
+    this.catchingUp ??= this.catchUp()
+      .catch((err: unknown) => this.log.warn({ err }, 'catching up the cluster presence failed'))
+      .finally(() => {
+        this.catchingUp = undefined;
+      });
+    return pending;
   }
 
-  /**
-   * The node key, the live nodes read again, the client keys that could not be written before, and, while a node
-   * of an older version is live, every client key in its layout.
-   */
-  private async beatOnce(): Promise<void> {
-    await this.nodesKv.put(nodeKey(this.settings.nodeId), encode(this.self()));
+  private async catchUp(): Promise<void> {
     await this.nodes().catch((err: unknown) => this.log.warn({ err }, 'reading the cluster nodes failed'));
     if (this.olderNodes.size > 0) {
       const { failed } = await pipelined([...this.held], PIPELINE_WIDTH, ([clientId, epoch]) =>
@@ -250,9 +265,13 @@ export class Presence {
   /** Whether the node counts as live: among those last read, else by its key (a node just come up). */
   private async isLive(nodeId: string): Promise<boolean> {
     if (nodeId === this.settings.nodeId || this.live.has(nodeId)) return true;
-    if (this.gone.has(nodeId)) return false;
+    const goneAt = this.gone.get(nodeId);
+    if (goneAt !== undefined && Date.now() - goneAt < this.settings.heartbeatMs) return false;
     const up = isPut(await this.nodesKv.get(nodeKey(nodeId)));
-    (up ? this.live : this.gone).add(nodeId);
+    if (up) {
+      this.live.add(nodeId);
+      this.gone.delete(nodeId);
+    } else this.gone.set(nodeId, Date.now());
     return up;
   }
 
