@@ -1,12 +1,7 @@
 import type { Clock } from '../core/auth/ports.js';
 import { CachedClientDirectory } from '../core/clients/cached-client-directory.js';
 import type { ClientEvents, ClientOwner } from '../core/clients/client-events.js';
-import type {
-  ClientChangeFeed,
-  ClientRepository,
-  ClientsLog,
-  StoredClient,
-} from '../core/clients/ports.js';
+import type { ClientChangeFeed, ClientRepository, ClientsLog, StoredClient } from '../core/clients/ports.js';
 import { fromStored } from '../core/clients/stored-client.js';
 
 /** What changes in a row when another node changes the client. */

@@ -100,19 +100,12 @@ export async function clusterSeam(
     bus.watch();
     // After NATS comes back the other nodes need a heartbeat or two to put their keys again.
     const settled = () => bus.available && !bus.backWithin(3 * cluster.heartbeat_interval);
-    const directory = new ClusterClientDirectory(
-      deps.clients,
-      events,
-      nodeId,
-      deps.clock,
-      deps.log,
-      {
-        liveNodes: () => presence.liveNodeIds(),
-        presenceSettled: settled,
-        fullReadMs: Math.max(FULL_READ_MS, 60 * cluster.heartbeat_interval),
-        overlapMs: Math.max(READ_OVERLAP_MS, 2 * cluster.heartbeat_interval),
-      },
-    );
+    const directory = new ClusterClientDirectory(deps.clients, events, nodeId, deps.clock, deps.log, {
+      liveNodes: () => presence.liveNodeIds(),
+      presenceSettled: settled,
+      fullReadMs: Math.max(FULL_READ_MS, 60 * cluster.heartbeat_interval),
+      overlapMs: Math.max(READ_OVERLAP_MS, 2 * cluster.heartbeat_interval),
+    });
     const takeOvers: TakeOvers = new TakeOvers(
       nc,
       (): LiveConnections => connections,

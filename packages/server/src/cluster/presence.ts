@@ -104,7 +104,11 @@ export class Presence {
         this.held.set(clientId, owner.epoch);
         this.background(this.claim(clientId, owner.epoch), clientId, 'claiming the client in presence');
         if (this.olderNodes.size > 0)
-          this.background(this.putLegacy(clientId, owner.epoch), clientId, 'claiming the client (older nodes)');
+          this.background(
+            this.putLegacy(clientId, owner.epoch),
+            clientId,
+            'claiming the client (older nodes)',
+          );
       }),
       events.subscribe('detached', ({ clientId, owner }) => {
         if (!mine(owner) || this.held.get(clientId) !== owner.epoch) return;
@@ -119,9 +123,14 @@ export class Presence {
           );
       }),
     ];
-    this.watch = watchClientKeys(this.clientsKv, (clientId, owner) => this.claimed(clientId, owner), this.log);
+    this.watch = watchClientKeys(
+      this.clientsKv,
+      (clientId, owner) => this.claimed(clientId, owner),
+      this.log,
+    );
     this.timer = setInterval(() => {
-      if (this.putting) this.log.warn({}, 'the previous put of the node key is still pending: not putting again');
+      if (this.putting)
+        this.log.warn({}, 'the previous put of the node key is still pending: not putting again');
       this.beat().catch((err: unknown) => this.log.warn({ err }, 'renewing the cluster presence failed'));
     }, this.settings.heartbeatMs);
     this.timer.unref();

@@ -62,7 +62,6 @@ function fromRow(row: ClientRow): StoredClient {
   };
 }
 
-
 /**
  * Client records in the `clients` table; everything but the queried columns is JSON in `details`. A client's
  * stored tunnels (`tunnels`) are deleted with it. Every write stamps `changed_at` with `now()` and every delete
@@ -84,7 +83,11 @@ export class SqlClientRepository implements ClientRepository, ClientChangeFeed {
   changedSince(since: number): Promise<ClientChanges> {
     return withStorageErrors(async () => {
       const db = this.database.db;
-      const rows = await db.selectFrom('clients').select(ROW_COLUMNS).where('changed_at', '>=', since).execute();
+      const rows = await db
+        .selectFrom('clients')
+        .select(ROW_COLUMNS)
+        .where('changed_at', '>=', since)
+        .execute();
       const removed = await db
         .selectFrom('client_removals')
         .select('id')

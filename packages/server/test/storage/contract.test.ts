@@ -609,7 +609,10 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       // A conditional write that does not apply changes nothing; one that applies, and markDisconnected, do.
       now += 1_000;
       const t2 = now;
-      await clients.save({ ...held('chg-a'), connectionState: 'disconnected', owner: null }, { nodeId: 'x', epoch: 9 });
+      await clients.save(
+        { ...held('chg-a'), connectionState: 'disconnected', owner: null },
+        { nodeId: 'x', epoch: 9 },
+      );
       expect(await since(t2)).toEqual({ rows: [], removed: [] });
       await clients.markDisconnected(['chg-a'], 1_500_000_000_000, 'node-a');
       expect(await since(t2)).toEqual({ rows: ['chg-a'], removed: [] });
