@@ -47,7 +47,12 @@ import { loadHostKey } from './gateway/load-host-key.js';
 import type { LiveConnections } from './gateway/live-connections.js';
 import type { TunnelHost } from './gateway/tunnel-host.js';
 import { singleNodeSeam, type ClientSeam, type ClientSeamDeps } from './client-seam.js';
-import { clusterNodeId, clusterSeam, type ClusterNode } from './cluster/cluster-seam.js';
+import {
+  clusterNodeId,
+  clusterSeam,
+  type ClusterNode,
+  type ClusterSeamDeps,
+} from './cluster/cluster-seam.js';
 import type { DrainOutcome } from './cluster/node-drain.js';
 import { DatabaseWatch } from './cluster/database-watch.js';
 import { buildApi } from './http/app.js';
@@ -217,9 +222,10 @@ export async function startServer(
       logger.warn('no ports for tunnels: [server] used_ports minus excluded_ports is empty');
     const [firstUrl] = config.server.url ?? [];
     // The client seam: records, events, this node's connections and tunnels, and the dispatch (client-seam.ts).
+    const clientRows = new SqlClientRepository(database);
     const seamDeps: ClientSeamDeps = {
       nodeId: config.cluster.enabled ? clusterNodeId(config.cluster) : hostname(),
-      clients: new SqlClientRepository(database),
+      clients: clientRows,
       tunnels: new SqlTunnelRepository(database),
       tunnelSettings: {
         pool,
@@ -232,7 +238,7 @@ export async function startServer(
     };
     // With [cluster] enabled the directory, presence and dispatch span the nodes (cluster/).
     const seam = config.cluster.enabled
-      ? await startClusterSeam(seamDeps, config.cluster, opened, logger)
+      ? await startClusterSeam({ ...seamDeps, clients: clientRows }, config.cluster, opened, logger)
       : singleNodeSeam(seamDeps);
     const { events, directory: clients, dispatch } = seam;
     opened.tunnels = seam.tunnelHost;
@@ -670,7 +676,7 @@ function onNodeLost(
 
 /** Joins the cluster (NATS presence and routing); the node is closed with the rest. */
 async function startClusterSeam(
-  deps: ClientSeamDeps,
+  deps: ClusterSeamDeps,
   cluster: SvcdConfig['cluster'],
   opened: Opened,
   logger: Logger,

@@ -1,34 +1,55 @@
 import type { Clock } from '../core/auth/ports.js';
 import { CachedClientDirectory } from '../core/clients/cached-client-directory.js';
 import type { ClientEvents, ClientOwner } from '../core/clients/client-events.js';
-import type { ClientRepository, ClientsLog, StoredClient } from '../core/clients/ports.js';
+import type { ClientChangeFeed, ClientRepository, ClientsLog, StoredClient } from '../core/clients/ports.js';
 import { fromStored } from '../core/clients/stored-client.js';
 
 /** What changes in a row when another node changes the client. */
 const signature = (row: StoredClient): string =>
   JSON.stringify([row.connectionState, row.owner, row.disconnectedAt, row.details]);
 
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean =>
+  a.size === b.size && [...a].every((value) => b.has(value));
+
+export interface ClusterDirectorySettings {
+  /** The nodes whose presence is live. */
+  liveNodes: () => Promise<ReadonlySet<string>>;
+  /** False while presence cannot be trusted (NATS just came back): nothing is marked disconnected then. */
+  presenceSettled?: () => boolean;
+  /**
+   * Every row is read again at least this often (else only the rows changed since the last reading): what a
+   * writer whose clock was behind by more than `overlapMs` changed is taken in then.
+   */
+  fullReadMs: number;
+  /** A reading of changes starts this long before the previous reading did (clocks of writers, slow commits). */
+  overlapMs: number;
+}
+
 /**
  * The client directory of one node of a cluster: the cache of CachedClientDirectory for the clients this node
- * holds (it writes their rows), and the database read again every heartbeat for the others. Start-up and every
- * refresh mark disconnected only the clients whose owner node is no longer live (presence), never those another
- * live node holds.
+ * holds (it writes their rows), and the database read again every heartbeat for the others — only the rows
+ * changed and the ids deleted since the last reading, every row at start-up, when the live nodes change, after
+ * presence was unsettled, and every `fullReadMs`. Those full readings mark disconnected only the clients whose
+ * owner node is no longer live (presence), never those another live node holds.
  */
 export class ClusterClientDirectory extends CachedClientDirectory {
   private readonly seen = new Map<string, string>();
   private lastLive = new Set<string>();
+  /** When the last reading (of changes or of every row) and the last full reading started. */
+  private lastReadAt: number | undefined;
+  private lastFullAt = 0;
+  /** Presence was unsettled at a reading: the next settled one reads every row to find stale clients. */
+  private staleCheckPending = false;
 
   constructor(
-    repository: ClientRepository,
+    private readonly changeFeed: ClientRepository & ClientChangeFeed,
     events: ClientEvents,
     nodeId: string,
     clock: Clock,
     log: ClientsLog,
-    private readonly liveNodes: () => Promise<ReadonlySet<string>>,
-    /** False while presence cannot be trusted (NATS just came back): nothing is marked disconnected then. */
-    private readonly presenceSettled: () => boolean = () => true,
+    private readonly settings: ClusterDirectorySettings,
   ) {
-    super(repository, events, nodeId, clock, log);
+    super(changeFeed, events, nodeId, clock, log);
   }
 
   /** Told of the clients a node held when it left the cluster (their rows are marked disconnected). */
@@ -40,14 +61,60 @@ export class ClusterClientDirectory extends CachedClientDirectory {
   }
 
   /**
-   * Marks disconnected the clients of nodes gone silent and takes in what other nodes changed. At start-up the
+   * Takes in what other nodes changed and marks disconnected the clients of nodes gone silent. At start-up the
    * clients stored as held by this node are stale too (this process holds nothing yet).
    */
   async refresh({ startUp = false } = {}): Promise<void> {
-    const live = await this.liveNodes();
-    const rows = await this.repository.loadAll();
+    const live = await this.settings.liveNodes();
+    const settled = this.settings.presenceSettled?.() ?? true;
+    const startedAt = this.clock.now().getTime();
+    const full =
+      startUp ||
+      this.lastReadAt === undefined ||
+      !sameSet(live, this.lastLive) ||
+      (settled && this.staleCheckPending) ||
+      startedAt - this.lastFullAt >= this.settings.fullReadMs;
+    const { rows, removed } = full
+      ? { rows: await this.repository.loadAll(), removed: [] }
+      : await this.changeFeed.changedSince((this.lastReadAt ?? 0) - this.settings.overlapMs);
+    await this.markStale(rows, live, settled, startUp);
+    this.take(rows, startUp);
+    const present = new Set(rows.map((row) => row.id));
+    const gone = full ? [...this.records.keys()] : removed;
+    for (const id of gone) {
+      if (present.has(id) || this.holdsHere(id) || !this.records.has(id)) continue;
+      this.seen.delete(id);
+      this.owners.delete(id);
+      this.forget(id);
+    }
+    this.lastReadAt = startedAt;
+    if (full) this.lastFullAt = startedAt;
+    if (!settled) this.staleCheckPending = true;
+    else if (full) this.staleCheckPending = false;
+  }
+
+  /**
+   * This node closed its copy of a client another node took over: the client stays listed connected, held by
+   * `owner`, rather than disconnected until the next refresh reads the row that node wrote.
+   */
+  movedTo(id: string, owner: ClientOwner): void {
+    const record = this.records.get(id);
+    if (!record || this.holdsHere(id)) return;
+    this.owners.set(id, { ...owner });
+    this.seen.delete(id);
+    // Its tunnels are listed again from the row the new owner writes.
+    this.remember({ ...record, connection_state: 'connected', disconnected_at: null });
+  }
+
+  /** Marks disconnected (in the database and in `rows`) the connected rows of nodes no longer live. */
+  private async markStale(
+    rows: StoredClient[],
+    live: ReadonlySet<string>,
+    settled: boolean,
+    startUp: boolean,
+  ): Promise<void> {
     const now = this.clock.now().getTime();
-    const stale = !this.presenceSettled()
+    const stale = !settled
       ? []
       : rows.filter(
           (row) =>
@@ -64,7 +131,7 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       byNode.set(row.owner?.nodeId, ids);
     }
     // Nodes gone since the last refresh that held no clients may still have coordinated runs.
-    if (this.presenceSettled())
+    if (settled)
       for (const node of this.lastLive)
         if (!live.has(node) && !byNode.has(node) && node !== this.nodeId) byNode.set(node, []);
     this.lastLive = new Set(live);
@@ -81,9 +148,11 @@ export class ClusterClientDirectory extends CachedClientDirectory {
     }
     for (const row of stale)
       Object.assign(row, { connectionState: 'disconnected', disconnectedAt: now, owner: null });
-    const present = new Set<string>();
+  }
+
+  /** Takes in the rows other nodes changed. */
+  private take(rows: readonly StoredClient[], startUp: boolean): void {
     for (const row of rows) {
-      present.add(row.id);
       if (row.owner?.nodeId === this.nodeId && !startUp) continue; // this node's own writes are the truth
       if (this.holdsHere(row.id)) continue;
       const sig = signature(row);
@@ -93,25 +162,6 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       else this.owners.delete(row.id);
       this.remember(fromStored(row));
     }
-    for (const id of [...this.records.keys()]) {
-      if (present.has(id) || this.holdsHere(id)) continue;
-      this.seen.delete(id);
-      this.owners.delete(id);
-      this.forget(id);
-    }
-  }
-
-  /**
-   * This node closed its copy of a client another node took over: the client stays listed connected, held by
-   * `owner`, rather than disconnected until the next refresh reads the row that node wrote.
-   */
-  movedTo(id: string, owner: ClientOwner): void {
-    const record = this.records.get(id);
-    if (!record || this.holdsHere(id)) return;
-    this.owners.set(id, { ...owner });
-    this.seen.delete(id);
-    // Its tunnels are listed again from the row the new owner writes.
-    this.remember({ ...record, connection_state: 'connected', disconnected_at: null });
   }
 
   private holdsHere(id: string): boolean {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { StatusData } from '@svc/protocol';
 import type { NatsConnection } from 'nats';
 import { credentialConnections, type ClientSeam, type ClientSeamDeps } from '../client-seam.js';
+import type { ClientChangeFeed, ClientRepository } from '../core/clients/ports.js';
 import type { SvcdConfig } from '../config/schema.js';
 import { LiveConnections } from '../gateway/live-connections.js';
 import { LocalDispatch } from '../gateway/local-dispatch.js';
@@ -21,6 +22,10 @@ import { TakeOvers } from './take-over.js';
 const DISPATCH_TIMEOUT_MS = 10_000;
 /** The shortest time a refresh of the cluster clients may take before the next one starts anyway. */
 const REFRESH_DEADLINE_MS = 10_000;
+/** How often a node reads every client row again, besides the rows changed since its last reading. */
+const FULL_READ_MS = 300_000;
+/** How far back before its last reading a node reads changes again (writers' clocks, commits in flight). */
+const READ_OVERLAP_MS = 10_000;
 
 /** `[cluster] node_id`, else the host name with what a NATS subject token cannot hold replaced by -. */
 export const clusterNodeId = (cluster: SvcdConfig['cluster']): string =>
@@ -51,16 +56,24 @@ export interface ClusterNode {
 type NodeStatus = NonNullable<StatusData['cluster']>['nodes'][number];
 
 const nodeState = (info: NodeInfo, now: number, heartbeatMs: number): NodeStatus => ({
-  ...info,
+  node_id: info.node_id,
+  advertise_address: info.advertise_address,
+  started_at: info.started_at,
+  seen_at: info.seen_at,
   state: now - Date.parse(info.seen_at) <= 2 * heartbeatMs ? 'live' : 'late',
 });
 
+/** The client seam's parts; the directory reads the changes of the clients table every heartbeat. */
+export type ClusterSeamDeps = Omit<ClientSeamDeps, 'clients'> & {
+  clients: ClientRepository & ClientChangeFeed;
+};
+
 /**
- * The seam of one node of a cluster: the database read again every heartbeat as the directory, presence in a
- * NATS KV bucket, a dispatch that sends commands for other nodes' clients over NATS, and job events between nodes.
+ * The seam of one node of a cluster: the database's changes read every heartbeat as the directory, presence in
+ * NATS KV buckets, a dispatch that sends commands for other nodes' clients over NATS, and job events between nodes.
  */
 export async function clusterSeam(
-  deps: ClientSeamDeps,
+  deps: ClusterSeamDeps,
   cluster: SvcdConfig['cluster'],
 ): Promise<{ seam: ClientSeam; node: ClusterNode }> {
   const { nodeId } = deps;
@@ -73,6 +86,7 @@ export async function clusterSeam(
         advertiseAddress: cluster.advertise_address,
         heartbeatMs: cluster.heartbeat_interval,
         bucket: `${cluster.nats_prefix}_presence`,
+        clientsBucket: `${cluster.nats_prefix}_clients`,
       },
       deps.log,
     );
@@ -86,15 +100,12 @@ export async function clusterSeam(
     bus.watch();
     // After NATS comes back the other nodes need a heartbeat or two to put their keys again.
     const settled = () => bus.available && !bus.backWithin(3 * cluster.heartbeat_interval);
-    const directory = new ClusterClientDirectory(
-      deps.clients,
-      events,
-      nodeId,
-      deps.clock,
-      deps.log,
-      () => presence.liveNodeIds(),
-      settled,
-    );
+    const directory = new ClusterClientDirectory(deps.clients, events, nodeId, deps.clock, deps.log, {
+      liveNodes: () => presence.liveNodeIds(),
+      presenceSettled: settled,
+      fullReadMs: Math.max(FULL_READ_MS, 60 * cluster.heartbeat_interval),
+      overlapMs: Math.max(READ_OVERLAP_MS, 2 * cluster.heartbeat_interval),
+    });
     const takeOvers: TakeOvers = new TakeOvers(
       nc,
       (): LiveConnections => connections,
@@ -132,6 +143,18 @@ export async function clusterSeam(
       deps.log,
     );
     presence.start(events, takeOvers);
+    // The client keys of a node that left count for nothing; one node (the first live one by id, or the node
+    // itself at its restart) deletes them so that the bucket does not fill with them.
+    const forgetKeys = (lost: string, clientIds: string[]) => {
+      if (clientIds.length === 0) return;
+      void (async () => {
+        const [first] = [...(await presence.liveNodeIds())].sort();
+        if (lost === nodeId || first === nodeId) await presence.forget(lost, clientIds);
+      })().catch((err: unknown) =>
+        deps.log.warn({ err, node: lost }, 'deleting the client keys of a node that left failed'),
+      );
+    };
+    directory.onNodeLost = forgetKeys;
     dispatch.serve();
     takeOvers.serve();
     // A refresh whose NATS or database call never settles (the server went away mid-call) must not stop the next.
@@ -199,7 +222,10 @@ export async function clusterSeam(
       },
       liveNodes: () => presence.liveNodeIds(),
       onNodeLost(handler) {
-        directory.onNodeLost = handler;
+        directory.onNodeLost = (lost, clientIds) => {
+          forgetKeys(lost, clientIds);
+          handler(lost, clientIds);
+        };
       },
       async close() {
         drainRequests?.unsubscribe();

@@ -1,6 +1,10 @@
-import type { KV, KvEntry, NatsConnection } from 'nats';
+import type { KV, NatsConnection } from 'nats';
 import type { ClientEvents, ClientOwner, Unsubscribe } from '../core/clients/client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
+import { watchClientKeys } from './client-key-watch.js';
+import { LegacyClientKeys } from './legacy-client-keys.js';
+import { pipelined } from './pipelined.js';
+import { clientKey, encode, isPut, nodeKey, ownerOf } from './presence-keys.js';
 
 /** What a node announces about itself under `n.<node id>`. */
 export interface NodeInfo {
@@ -9,28 +13,20 @@ export interface NodeInfo {
   started_at: string;
   /** When this node last renewed its presence. */
   seen_at: string;
+  /** The bucket of its client keys; absent from a node of an older version (its client keys are in this bucket). */
+  client_keys?: string;
 }
 
 /** How long one listing of the node keys may take. */
 const KEYS_DEADLINE_MS = 1_000;
-
-const encoder = new TextEncoder();
-const encode = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
-const clientKey = (clientId: string): string => `c.${Buffer.from(clientId, 'utf8').toString('base64url')}`;
-const nodeKey = (nodeId: string): string => `n.${nodeId}`;
-const isLive = (entry: KvEntry | null): entry is KvEntry => entry !== null && entry.operation === 'PUT';
-
-function ownerOf(entry: KvEntry | null): ClientOwner | undefined {
-  if (!isLive(entry)) return undefined;
-  const value = entry.json<Partial<ClientOwner>>();
-  return typeof value.nodeId === 'string' && typeof value.epoch === 'number'
-    ? { nodeId: value.nodeId, epoch: value.epoch }
-    : undefined;
-}
+/** KV calls in flight when presence writes many client keys at once (after NATS came back, at shutdown). */
+const PIPELINE_WIDTH = 64;
+/** How long shutdown spends deleting this node's client keys (NATS may be away). */
+const CLOSE_DEADLINE_MS = 5_000;
 
 /** What presence finds when it writes a client's key and another node's connection is there. */
 export interface OwnerChanges {
-  /** This node's newer connection replaced `previous` (an older one, on another node). */
+  /** This node's newer connection replaced `previous` (an older one, on another live node). */
   tookOver(clientId: string, previous: ClientOwner, owner: ClientOwner): void;
   /** Another node holds a newer connection of a client this node still holds. */
   lost(clientId: string, owner: ClientOwner): void;
@@ -40,36 +36,65 @@ export interface PresenceSettings {
   nodeId: string;
   advertiseAddress: string;
   heartbeatMs: number;
-  /** KV bucket name. */
+  /** KV bucket of the node keys, whose TTL is three heartbeats (`<prefix>_presence`). */
   bucket: string;
+  /** KV bucket of the client keys, without TTL (`<prefix>_clients`). */
+  clientsBucket: string;
 }
 
+const delay = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
 /**
- * Presence in a NATS KV bucket whose TTL is three heartbeats (nats-server 2.9 has no per-key TTL, so every key
- * is put again each heartbeat): `n.<node>` for each live node, `c.<client id, base64url>` → {nodeId, epoch}
- * for each connected client. A client key is written with compare-and-set and the newest epoch wins.
+ * Presence in two NATS KV buckets. `n.<node>` in a bucket whose TTL is three heartbeats (nats-server 2.9 has no
+ * per-key TTL): each node puts its own key every heartbeat, one write whatever the number of its clients.
+ * `c.<client id, base64url>` → {nodeId, epoch} in a bucket without TTL, written once per connection with
+ * compare-and-set (the newest epoch wins) and deleted when the connection ends. A client key counts only while
+ * the node it names is live: the keys of a node that died need no expiry, and one of them can be taken over by
+ * any epoch. The live nodes are read again every heartbeat (and by `liveNodeIds()`); a node not among them is
+ * looked up by its key before a client key naming it is believed or ignored.
  */
 export class Presence {
   private readonly held = new Map<string, number>();
+  /** Held clients whose key could not be written: written again on the next heartbeat. */
+  private readonly unwritten = new Set<string>();
+  /** Nodes seen live since the node keys were last read, and nodes looked up and found gone (when). */
+  private live = new Set<string>();
+  private readonly gone = new Map<string, number>();
+  /** Live nodes of an older version (their client keys in the node bucket): see LegacyClientKeys. */
+  private olderNodes = new Set<string>();
+  private readonly legacy: LegacyClientKeys;
+  /** The put of the node key pending now: a heartbeat due meanwhile does not put it twice. */
+  private putting: Promise<void> | undefined;
+  /** What a heartbeat does besides the node key, running now: never two at once, never delaying the node key. */
+  private catchingUp: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: Unsubscribe[] = [];
+  private watch: { stop(): void } | undefined;
   private readonly startedAt = new Date().toISOString();
   private changes: OwnerChanges | undefined;
 
   private constructor(
-    private readonly kv: KV,
+    private readonly nodesKv: KV,
+    private readonly clientsKv: KV,
     private readonly settings: PresenceSettings,
     private readonly log: ClientsLog,
-  ) {}
+  ) {
+    this.legacy = new LegacyClientKeys(nodesKv, settings.nodeId);
+  }
 
   static async open(nc: NatsConnection, settings: PresenceSettings, log: ClientsLog): Promise<Presence> {
-    const kv = await nc.jetstream().views.kv(settings.bucket, { ttl: settings.heartbeatMs * 3, history: 1 });
-    const presence = new Presence(kv, settings, log);
+    const js = nc.jetstream();
+    const nodesKv = await js.views.kv(settings.bucket, { ttl: settings.heartbeatMs * 3, history: 1 });
+    const clientsKv = await js.views.kv(settings.clientsBucket, { history: 1 });
+    const presence = new Presence(nodesKv, clientsKv, settings, log);
     await presence.beat();
     return presence;
   }
 
-  /** Follows this node's attaches and detaches and renews the keys every heartbeat. */
+  /** Follows this node's attaches and detaches, other nodes' claims, and puts the node key every heartbeat. */
   start(events: ClientEvents, changes?: OwnerChanges): void {
     this.changes = changes;
     const mine = (owner: ClientOwner) => owner.nodeId === this.settings.nodeId;
@@ -78,34 +103,74 @@ export class Presence {
         if (!mine(owner)) return;
         this.held.set(clientId, owner.epoch);
         this.background(this.claim(clientId, owner.epoch), clientId, 'claiming the client in presence');
+        if (this.olderNodes.size > 0)
+          this.background(
+            this.putLegacy(clientId, owner.epoch),
+            clientId,
+            'claiming the client (older nodes)',
+          );
       }),
       events.subscribe('detached', ({ clientId, owner }) => {
         if (!mine(owner) || this.held.get(clientId) !== owner.epoch) return;
         this.held.delete(clientId);
+        this.unwritten.delete(clientId);
         this.background(this.release(clientId, owner.epoch), clientId, 'releasing the client in presence');
+        if (this.olderNodes.size > 0)
+          this.background(
+            this.legacy.release(clientId, owner.epoch),
+            clientId,
+            'releasing the client (older nodes)',
+          );
       }),
     ];
+    this.watch = watchClientKeys(
+      this.clientsKv,
+      (clientId, owner) => this.claimed(clientId, owner),
+      this.log,
+    );
     this.timer = setInterval(() => {
+      if (this.putting)
+        this.log.warn({}, 'the previous put of the node key is still pending: not putting again');
       this.beat().catch((err: unknown) => this.log.warn({ err }, 'renewing the cluster presence failed'));
     }, this.settings.heartbeatMs);
     this.timer.unref();
   }
 
-  /** Puts this node's key at once (NATS came back): other nodes see it live before its keys would expire. */
+  /**
+   * NATS came back: the node key at once, so that other nodes see this node live, and every client key again
+   * (the writes made while NATS was away failed, and a new NATS may have lost them). A put still pending from
+   * before is not waited for: its request may be lost.
+   */
   renew(): Promise<void> {
-    return this.beat();
+    for (const clientId of this.held.keys()) this.unwritten.add(clientId);
+    return this.beat({ fresh: true });
   }
 
-  /** Which node holds the client now; undefined when none does (or its node went silent). */
+  /** Which node holds the client now; undefined when none does (or the node its key names is gone). */
   async owner(clientId: string): Promise<ClientOwner | undefined> {
-    return ownerOf(await this.kv.get(clientKey(clientId)));
+    const current = ownerOf(await this.clientsKv.get(clientKey(clientId)));
+    if (!current) {
+      // A node of an older version may hold it (rolling upgrade).
+      if (this.olderNodes.size === 0) return undefined;
+      const older = await this.legacy.owner(clientId);
+      return older && this.olderNodes.has(older.nodeId) ? older : undefined;
+    }
+    // This node knows what it holds: a key of an earlier connection (or life) of this node holds nothing.
+    if (current.nodeId === this.settings.nodeId)
+      return this.held.get(clientId) === current.epoch ? current : undefined;
+    return (await this.isLive(current.nodeId)) ? current : undefined;
   }
 
   /** The nodes that renewed their presence within the bucket's TTL. */
   async nodes(): Promise<NodeInfo[]> {
     const keys = await this.nodeKeys();
-    const entries = await Promise.all(keys.map((key) => this.kv.get(key)));
-    this.lastNodes = entries.filter(isLive).map((entry) => entry.json<NodeInfo>());
+    const entries = await Promise.all(keys.map((key) => this.nodesKv.get(key)));
+    this.lastNodes = entries.filter(isPut).map((entry) => entry.json<NodeInfo>());
+    this.live = new Set(this.lastNodes.map((node) => node.node_id));
+    this.gone.clear();
+    this.olderNodes = new Set(
+      this.lastNodes.filter((node) => node.client_keys === undefined).map((node) => node.node_id),
+    );
     return this.lastNodes;
   }
 
@@ -117,12 +182,179 @@ export class Presence {
   }
 
   /**
+   * Deletes the client keys that still name `nodeId`, a node that left the cluster (they count for nothing
+   * already; this keeps the bucket from filling with them). A key another node wrote meanwhile stays.
+   */
+  async forget(nodeId: string, clientIds: readonly string[]): Promise<void> {
+    const { failed } = await pipelined(clientIds, PIPELINE_WIDTH, async (clientId) => {
+      if (nodeId === this.settings.nodeId && this.held.has(clientId)) return;
+      const key = clientKey(clientId);
+      const entry = await this.clientsKv.get(key);
+      if (entry && ownerOf(entry)?.nodeId === nodeId)
+        await this.clientsKv.delete(key, { previousSeq: entry.revision });
+    });
+    if (failed > 0)
+      this.log.warn({ node: nodeId, keys: failed }, 'some client keys of a node that left stay in presence');
+  }
+
+  /** Shutdown: this node's clients and then the node leave presence at once. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    for (const stop of this.unsubscribe) stop();
+    this.watch?.stop();
+    const held = [...this.held];
+    this.held.clear();
+    this.unwritten.clear();
+    const older = this.olderNodes.size > 0;
+    await Promise.race([
+      pipelined(held, PIPELINE_WIDTH, async ([clientId, epoch]) => {
+        await this.release(clientId, epoch);
+        if (older) await this.legacy.release(clientId, epoch);
+      }),
+      delay(CLOSE_DEADLINE_MS),
+    ]);
+    await this.nodesKv.delete(nodeKey(this.settings.nodeId)).catch(() => undefined);
+  }
+
+  /** What this node announces about itself. */
+  self(): NodeInfo {
+    return {
+      node_id: this.settings.nodeId,
+      advertise_address: this.settings.advertiseAddress,
+      started_at: this.startedAt,
+      seen_at: new Date().toISOString(),
+      client_keys: this.settings.clientsBucket,
+    };
+  }
+
+  /**
+   * A heartbeat: the node key (resolves once it is put), and in the background, one at a time, the live nodes
+   * read again, the client keys that could not be written before, and, while a node of an older version is
+   * live, every client key in its layout. A slow listing of the nodes never delays the node key.
+   */
+  private beat({ fresh = false } = {}): Promise<void> {
+    let pending = this.putting;
+    if (fresh || pending === undefined) {
+      const put: Promise<void> = this.nodesKv
+        .put(nodeKey(this.settings.nodeId), encode(this.self()))
+        .then(() => undefined)
+        .finally(() => {
+          if (this.putting === put) this.putting = undefined;
+        });
+      this.putting = put;
+      pending = put;
+    }
+    this.catchingUp ??= this.catchUp()
+      .catch((err: unknown) => this.log.warn({ err }, 'catching up the cluster presence failed'))
+      .finally(() => {
+        this.catchingUp = undefined;
+      });
+    return pending;
+  }
+
+  private async catchUp(): Promise<void> {
+    await this.nodes().catch((err: unknown) => this.log.warn({ err }, 'reading the cluster nodes failed'));
+    if (this.olderNodes.size > 0) {
+      const { failed } = await pipelined([...this.held], PIPELINE_WIDTH, ([clientId, epoch]) =>
+        this.putLegacy(clientId, epoch),
+      );
+      if (failed > 0) this.log.warn({ clients: failed }, 'client keys for the older nodes not written');
+    }
+    if (this.unwritten.size === 0) return;
+    const retry = [...this.unwritten];
+    this.unwritten.clear();
+    await pipelined(retry, PIPELINE_WIDTH, async (clientId) => {
+      const epoch = this.held.get(clientId);
+      if (epoch !== undefined) await this.claim(clientId, epoch);
+    });
+    if (this.unwritten.size > 0)
+      this.log.warn({ clients: this.unwritten.size }, 'client keys not written in presence: trying again');
+  }
+
+  /** Whether the node counts as live: among those last read, else by its key (a node just come up). */
+  private async isLive(nodeId: string): Promise<boolean> {
+    if (nodeId === this.settings.nodeId || this.live.has(nodeId)) return true;
+    const goneAt = this.gone.get(nodeId);
+    if (goneAt !== undefined && Date.now() - goneAt < this.settings.heartbeatMs) return false;
+    const up = isPut(await this.nodesKv.get(nodeKey(nodeId)));
+    if (up) {
+      this.live.add(nodeId);
+      this.gone.delete(nodeId);
+    } else this.gone.set(nodeId, Date.now());
+    return up;
+  }
+
+  /** The client's key for nodes of an older version; a newer connection one of them holds closes this one. */
+  private async putLegacy(clientId: string, epoch: number): Promise<void> {
+    if (this.held.get(clientId) !== epoch) return;
+    const newer = await this.legacy.put(clientId, epoch);
+    if (newer) this.changes?.lost(clientId, newer);
+  }
+
+  /** Another node wrote a client key: a newer connection of a client this node holds closes this one. */
+  private claimed(clientId: string, owner: ClientOwner): void {
+    const epoch = this.held.get(clientId);
+    if (epoch === undefined || owner.nodeId === this.settings.nodeId || owner.epoch <= epoch) return;
+    this.changes?.lost(clientId, owner);
+  }
+
+  /** Writes the key; one that could not be written is written again on the next heartbeat. */
+  private async claim(clientId: string, epoch: number): Promise<void> {
+    try {
+      if (await this.tryClaim(clientId, epoch)) return;
+    } catch (err) {
+      if (this.held.get(clientId) === epoch) this.unwritten.add(clientId);
+      throw err;
+    }
+    if (this.held.get(clientId) === epoch) this.unwritten.add(clientId);
+  }
+
+  /**
+   * Compare-and-set: writes {this node, epoch} unless a newer connection on another live node holds the key.
+   * True once settled (written, lost to a newer one, or no longer held); false after five lost races.
+   */
+  private async tryClaim(clientId: string, epoch: number): Promise<boolean> {
+    const key = clientKey(clientId);
+    const value = encode({ nodeId: this.settings.nodeId, epoch });
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      if (this.held.get(clientId) !== epoch) return true;
+      const entry = await this.clientsKv.get(key);
+      const current = ownerOf(entry);
+      const elsewhere =
+        current && current.nodeId !== this.settings.nodeId && (await this.isLive(current.nodeId))
+          ? current
+          : undefined;
+      if (elsewhere && elsewhere.epoch > epoch) {
+        this.changes?.lost(clientId, elsewhere);
+        return true;
+      }
+      try {
+        if (entry === null) await this.clientsKv.create(key, value);
+        else await this.clientsKv.update(key, value, entry.revision);
+        if (elsewhere) this.changes?.tookOver(clientId, elsewhere, { nodeId: this.settings.nodeId, epoch });
+        return true;
+      } catch {
+        // Another writer came first: read again.
+      }
+    }
+    return false;
+  }
+
+  private async release(clientId: string, epoch: number): Promise<void> {
+    const key = clientKey(clientId);
+    const entry = await this.clientsKv.get(key);
+    const current = ownerOf(entry);
+    if (!entry || current?.nodeId !== this.settings.nodeId || current.epoch !== epoch) return;
+    await this.clientsKv.delete(key, { previousSeq: entry.revision }).catch(() => undefined);
+  }
+
+  /**
    * The node keys. Listing the keys of a bucket can wait for ever when a key expires while it is listed (seen with
    * nats-server 2.9), so each attempt has a deadline and is tried again.
    */
   private async nodeKeys(): Promise<string[]> {
     for (let attempt = 1; ; attempt += 1) {
-      const listing = await this.kv.keys('n.*');
+      const listing = await this.nodesKv.keys('n.*');
       const keys: string[] = [];
       let timer: NodeJS.Timeout | undefined;
       const listed = (async () => {
@@ -139,67 +371,6 @@ export class Presence {
       if (attempt === 3)
         throw new Error(`listing the cluster nodes in NATS took over ${KEYS_DEADLINE_MS} ms, 3 times`);
     }
-  }
-
-  /** Shutdown: this node and its clients leave presence at once rather than after the TTL. */
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    for (const stop of this.unsubscribe) stop();
-    const held = [...this.held];
-    this.held.clear();
-    await Promise.allSettled(held.map(([clientId, epoch]) => this.release(clientId, epoch)));
-    await this.kv.delete(nodeKey(this.settings.nodeId)).catch(() => undefined);
-  }
-
-  /** What this node announces about itself. */
-  self(): NodeInfo {
-    return {
-      node_id: this.settings.nodeId,
-      advertise_address: this.settings.advertiseAddress,
-      started_at: this.startedAt,
-      seen_at: new Date().toISOString(),
-    };
-  }
-
-  private async beat(): Promise<void> {
-    await this.kv.put(nodeKey(this.settings.nodeId), encode(this.self()));
-    for (const [clientId, epoch] of [...this.held]) {
-      await this.claim(clientId, epoch).catch((err: unknown) =>
-        this.log.warn({ err, client_id: clientId }, 'renewing the client presence failed'),
-      );
-    }
-  }
-
-  /** Compare-and-set: writes {this node, epoch} unless a newer connection (elsewhere) holds the key. */
-  private async claim(clientId: string, epoch: number): Promise<void> {
-    const key = clientKey(clientId);
-    const value = encode({ nodeId: this.settings.nodeId, epoch });
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      if (this.held.get(clientId) !== epoch) return;
-      const entry = await this.kv.get(key);
-      const current = ownerOf(entry);
-      const elsewhere = current && current.nodeId !== this.settings.nodeId ? current : undefined;
-      if (elsewhere && elsewhere.epoch > epoch) {
-        this.changes?.lost(clientId, elsewhere);
-        return;
-      }
-      try {
-        if (entry === null) await this.kv.create(key, value);
-        else await this.kv.update(key, value, entry.revision);
-        if (elsewhere) this.changes?.tookOver(clientId, elsewhere, { nodeId: this.settings.nodeId, epoch });
-        return;
-      } catch {
-        // Another writer came first: read again.
-      }
-    }
-  }
-
-  private async release(clientId: string, epoch: number): Promise<void> {
-    const key = clientKey(clientId);
-    const entry = await this.kv.get(key);
-    const current = ownerOf(entry);
-    if (!entry || current?.nodeId !== this.settings.nodeId || current.epoch !== epoch) return;
-    await this.kv.delete(key, { previousSeq: entry.revision }).catch(() => undefined);
   }
 
   private background(work: Promise<void>, clientId: string, what: string): void {

@@ -22,8 +22,8 @@ interface TakenOver {
 
 /**
  * The newest connection of a client wins, wherever it is: the node that took a client over tells the node that
- * held it (`<prefix>.node.<id>.takeover`), which closes its older copy; presence finds the same on the next
- * heartbeat should that message be lost. Two agents sharing an id would take it from each other for ever, so
+ * held it (`<prefix>.node.<id>.takeover`), which closes its older copy; presence, watching the client keys, finds
+ * the same should that message be lost (whichever comes second finds the copy closed already). Two agents sharing an id would take it from each other for ever, so
  * a node counts the moves it sees of each client id and refuses new connections of it past the limit.
  */
 export class TakeOvers {

@@ -691,7 +691,7 @@ const clusterSection = z
       .string()
       .refine((value) => /^[A-Za-z0-9_]{1,32}$/.test(value), 'expected 1-32 letters, digits or _')
       .default('svc')
-      .describe('Prefix of the NATS subjects and KV bucket; clusters sharing one NATS need different ones.'),
+      .describe('Prefix of the NATS subjects and KV buckets; clusters sharing one NATS need different ones.'),
     advertise_address: z
       .string()
       .default('')

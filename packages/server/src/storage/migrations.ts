@@ -507,6 +507,32 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       }
     },
   },
+  {
+    // What each node of a cluster reads every heartbeat: the client rows written since its last reading
+    // (clients.changed_at, set by every write of the repository, epoch ms of the writer) and the ids deleted
+    // since then (client_removals, kept a day), rather than the whole table. Rows from before 029 count as
+    // changed at 0 (read by the first full reading). One column per statement (SQLite).
+    name: '029_client_changes',
+    async up(db, engine) {
+      await db.schema
+        .alterTable('clients')
+        .addColumn('changed_at', 'bigint', (col) => col.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('clients_changed_at_idx').on('clients').column('changed_at').execute();
+      await withTableOptions(
+        engine,
+        db.schema
+          .createTable('client_removals')
+          .addColumn('id', 'varchar(100)', (col) => col.primaryKey())
+          .addColumn('removed_at', 'bigint', (col) => col.notNull()),
+      ).execute();
+      await db.schema
+        .createIndex('client_removals_removed_at_idx')
+        .on('client_removals')
+        .column('removed_at')
+        .execute();
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

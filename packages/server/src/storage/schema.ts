@@ -66,11 +66,20 @@ export interface ClientsTable {
   /** The node holding the connected client; NULL while disconnected (and in rows from before 013). */
   owner_node: ColumnType<string | null, string | null | undefined, string | null>;
   connection_epoch: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** When the row was last written, epoch ms of the writing node (029); 0 for rows not written since. */
+  changed_at: ColumnType<number | string, number | undefined, number>;
+}
+
+/** Client ids deleted, and when (migration 029): what other cluster nodes read to forget them. */
+export interface ClientRemovalsTable {
+  id: string;
+  removed_at: ColumnType<number | string, number, number>;
 }
 
 // Declaration merging adds the table to the schema above.
 export interface StorageSchema {
   clients: ClientsTable;
+  client_removals: ClientRemovalsTable;
 }
 
 /** Command and script jobs (migration 004_jobs). Flags are 0/1 integers; times epoch milliseconds. */

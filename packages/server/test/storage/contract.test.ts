@@ -5,7 +5,7 @@ import { ALL_ENGINES, createTestDatabase } from '../../../../test-support/databa
 import type { TestDatabase } from '../../../../test-support/databases.js';
 import { openDatabase } from '../../src/storage/database.js';
 import type { Database } from '../../src/storage/database.js';
-import { SqlClientRepository } from '../../src/storage/client-repository.js';
+import { REMOVALS_KEPT_MS, SqlClientRepository } from '../../src/storage/client-repository.js';
 import { DatabaseUserStore } from '../../src/storage/database-user-store.js';
 import { SqlSessionStore } from '../../src/storage/session-store.js';
 import { SqlJobRepository } from '../../src/storage/job-repository.js';
@@ -109,6 +109,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '024_staged_runs',
           '025_alert_deliveries',
           '028_audit_index_include',
+          '029_client_changes',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
@@ -572,6 +573,73 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       await clients.markDisconnected(['taken-2', 'taken-3'], 1_700_000_000_900, 'node-a');
       expect(await read('taken-2')).toMatchObject({ connectionState: 'disconnected', owner: null });
       expect(await read('taken-3')).toEqual(held('taken-3', 'node-b', 2));
+    });
+
+    it('changedSince gives the rows written and the ids deleted from a time on, by every kind of write', async () => {
+      // Times of writing far past every other test's rows (written at Date.now()).
+      let now = 5_000_000_000_000;
+      const clients = new SqlClientRepository(database, () => now);
+      const held = (id: string, epoch = 1) => ({
+        id,
+        clientAuthId: 'auth',
+        connectionState: 'connected' as const,
+        disconnectedAt: null,
+        owner: { nodeId: 'node-a', epoch },
+        details: { name: id },
+      });
+      const since = async (at: number) => {
+        const { rows, removed } = await clients.changedSince(at);
+        return {
+          rows: rows
+            .filter((row) => row.id.startsWith('chg-'))
+            .map((row) => row.id)
+            .sort(),
+          removed: removed.filter((id) => id.startsWith('chg-')).sort(),
+        };
+      };
+      await clients.save(held('chg-a'));
+      await clients.save(held('chg-b'));
+      now += 1_000;
+      const t1 = now;
+      await clients.save(held('chg-c'));
+      expect(await since(t1 - 1_000)).toEqual({ rows: ['chg-a', 'chg-b', 'chg-c'], removed: [] });
+      expect(await since(t1)).toEqual({ rows: ['chg-c'], removed: [] });
+      expect((await clients.changedSince(t1)).rows.find((row) => row.id === 'chg-c')).toEqual(held('chg-c'));
+
+      // A conditional write that does not apply changes nothing; one that applies, and markDisconnected, do.
+      now += 1_000;
+      const t2 = now;
+      await clients.save(
+        { ...held('chg-a'), connectionState: 'disconnected', owner: null },
+        { nodeId: 'x', epoch: 9 },
+      );
+      expect(await since(t2)).toEqual({ rows: [], removed: [] });
+      await clients.markDisconnected(['chg-a'], 1_500_000_000_000, 'node-a');
+      expect(await since(t2)).toEqual({ rows: ['chg-a'], removed: [] });
+      now += 1_000;
+      const t3 = now;
+      await clients.markAllDisconnected(1_600_000_000_000);
+      expect((await since(t3)).rows).toEqual(['chg-b', 'chg-c']);
+
+      // Deletions: one client, and the disconnected ones past a cutoff; an id written again is among the rows.
+      now += 1_000;
+      const t4 = now;
+      expect(await clients.delete('chg-c')).toBe(true);
+      expect(await clients.delete('chg-c')).toBe(false);
+      expect(await since(t4)).toEqual({ rows: [], removed: ['chg-c'] });
+      now += 1_000;
+      const t5 = now;
+      expect(await clients.deleteDisconnectedBefore(1_500_000_000_001)).toBe(1);
+      expect(await since(t5)).toEqual({ rows: [], removed: ['chg-a'] });
+      await clients.save(held('chg-c', 2));
+      expect(await since(t4)).toEqual({ rows: ['chg-c'], removed: ['chg-a', 'chg-c'] });
+
+      // Removals are kept a day: the next cleanup after that drops them.
+      now += REMOVALS_KEPT_MS + 1_000;
+      await clients.deleteDisconnectedBefore(1);
+      expect((await since(0)).removed).toEqual([]);
+      expect(await clients.delete('chg-b')).toBe(true);
+      expect(await clients.delete('chg-c')).toBe(true);
     });
   });
 

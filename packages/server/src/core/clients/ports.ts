@@ -39,6 +39,22 @@ export interface ClientRepository {
   deleteDisconnectedBefore(cutoff: number): Promise<number>;
 }
 
+/** What changed in the clients table from a time on: the rows written and the ids deleted. */
+export interface ClientChanges {
+  /** Rows written at or after the time. */
+  rows: StoredClient[];
+  /** Ids deleted at or after the time; an id written again since is among `rows` too. */
+  removed: string[];
+}
+
+/**
+ * The changes of client rows by time of writing (epoch ms of the writer), so that a cluster node reads what
+ * other nodes changed rather than every row. Deletions are remembered a day.
+ */
+export interface ClientChangeFeed {
+  changedSince(since: number): Promise<ClientChanges>;
+}
+
 /** The few log calls the clients domain makes. */
 export interface ClientsLog {
   info(fields: object, message: string): void;

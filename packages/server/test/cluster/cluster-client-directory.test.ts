@@ -1,0 +1,128 @@
+/**
+ * The directory of a cluster node against a real database (SQLite, PostgreSQL): once loaded, a refresh reads
+ * only the rows other nodes changed and the ids they deleted, not the whole table; a change of the live nodes,
+ * and every `fullReadMs`, reads every row, and the clients of a node that left are marked disconnected.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test-support/databases.js';
+import { ClusterClientDirectory } from '../../src/cluster/cluster-client-directory.js';
+import { LocalClientEvents } from '../../src/core/clients/local-client-events.js';
+import type { ClientChanges, StoredClient } from '../../src/core/clients/ports.js';
+import { SqlClientRepository } from '../../src/storage/client-repository.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
+
+const log = { info: () => undefined, warn: () => undefined };
+const CLIENTS = 1_000;
+const HEARTBEAT_MS = 5_000;
+
+/** The repository, counting the rows its readings return. */
+class CountingRepository extends SqlClientRepository {
+  rowsRead = 0;
+  fullReads = 0;
+
+  override async loadAll(): Promise<StoredClient[]> {
+    const rows = await super.loadAll();
+    this.rowsRead += rows.length;
+    this.fullReads += 1;
+    return rows;
+  }
+
+  override async changedSince(since: number): Promise<ClientChanges> {
+    const changes = await super.changedSince(since);
+    this.rowsRead += changes.rows.length;
+    return changes;
+  }
+}
+
+const heldBy = (id: string, nodeId: string, epoch = 1): StoredClient => ({
+  id,
+  clientAuthId: 'auth',
+  connectionState: 'connected',
+  disconnectedAt: null,
+  owner: { nodeId, epoch },
+  details: { name: id },
+});
+
+describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s', (engine) => {
+  let testDb: TestDatabase;
+  let database: Database;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(engine);
+    database = await openDatabase(testDb.settings, { dataDir: testDb.dataDir });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await testDb?.drop();
+  });
+
+  test('a refresh reads only what other nodes changed; a node leaving, and the slow cadence, read every row', async () => {
+    // One clock for the writers' stamps and the reading node: the test moves it heartbeat by heartbeat.
+    let now = Date.UTC(2031, 0, 1);
+    const clock = { now: () => new Date(now) };
+    let live: ReadonlySet<string> = new Set(['node-a', 'node-b', 'node-c']);
+    const rows = new CountingRepository(database, () => now);
+    const directory = new ClusterClientDirectory(rows, new LocalClientEvents(), 'node-a', clock, log, {
+      liveNodes: () => Promise.resolve(live),
+      fullReadMs: 60 * HEARTBEAT_MS,
+      overlapMs: 2 * HEARTBEAT_MS,
+    });
+    const lost: [string, number][] = [];
+    directory.onNodeLost = (nodeId, ids) => lost.push([nodeId, ids.length]);
+    // node-b's writes, as its own directory makes them.
+    const nodeB = new SqlClientRepository(database, () => now);
+    for (let n = 0; n < CLIENTS; n += 1) await nodeB.save(heldBy(`c-${n}`, 'node-b'));
+    const heartbeat = async (): Promise<number> => {
+      now += HEARTBEAT_MS;
+      const before = rows.rowsRead;
+      await directory.refresh();
+      return rows.rowsRead - before;
+    };
+    /** Heartbeats until one reads no row: rows written lately are read again within the overlap. */
+    const settle = async (): Promise<void> => {
+      for (let beat = 0; beat < 5; beat += 1) if ((await heartbeat()) === 0) return;
+      throw new Error('still reading changed rows after five heartbeats');
+    };
+
+    await directory.load();
+    expect(rows.rowsRead).toBe(CLIENTS);
+    expect(directory.counts()).toEqual({ connected: CLIENTS, disconnected: 0 });
+    // The rows written just before the load are read again within the overlap, then nothing while nothing changes.
+    await settle();
+    for (let beat = 0; beat < 5; beat += 1) expect(await heartbeat()).toBe(0);
+    expect(rows.fullReads).toBe(1);
+
+    // node-b's agent c-1 disconnects, c-2 moves to node-c, and c-3 (disconnected long ago) is deleted.
+    await nodeB.save(
+      { ...heldBy('c-1', 'node-b'), connectionState: 'disconnected', disconnectedAt: now, owner: null },
+      { nodeId: 'node-b', epoch: 1 },
+    );
+    await nodeB.save(heldBy('c-2', 'node-c', 2));
+    await nodeB.markDisconnected(['c-3'], now, 'node-b');
+    expect(await heartbeat()).toBe(3);
+    expect(directory.get('c-1')?.connection_state).toBe('disconnected');
+    expect(directory.owner('c-2')).toEqual({ nodeId: 'node-c', epoch: 2 });
+    expect(await nodeB.delete('c-3')).toBe(true);
+    await heartbeat();
+    expect(directory.get('c-3')).toBeUndefined();
+    expect(directory.counts()).toEqual({ connected: CLIENTS - 2, disconnected: 1 });
+    await settle();
+    expect(rows.fullReads).toBe(1);
+
+    // node-b leaves: every row is read, its clients are marked disconnected, the one node-c holds stays.
+    live = new Set(['node-a', 'node-c']);
+    await heartbeat();
+    expect(rows.fullReads).toBe(2);
+    expect(lost).toEqual([['node-b', CLIENTS - 3]]);
+    expect(directory.counts()).toEqual({ connected: 1, disconnected: CLIENTS - 2 });
+    expect(directory.owner('c-2')).toEqual({ nodeId: 'node-c', epoch: 2 });
+    const stored = await new SqlClientRepository(database).loadAll();
+    expect(stored.filter((row) => row.connectionState === 'connected').map((row) => row.id)).toEqual(['c-2']);
+
+    // Steady again (the rows this node marked are read once more within the overlap), until the slow cadence.
+    await settle();
+    const fullBefore = rows.fullReads;
+    for (let beat = 0; beat < 70 && rows.fullReads === fullBefore; beat += 1) await heartbeat();
+    expect(rows.fullReads).toBe(fullBefore + 1);
+  });
+});
