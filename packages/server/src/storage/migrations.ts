@@ -507,6 +507,34 @@ const MIGRATIONS: readonly SchemaMigration[] = [
       }
     },
   },
+  {
+    // SQLite counts a filter by walking the index: `/auditlog?filter[action]=…` over 1,000,000 records walked
+    // 143,000 entries (p99 43.6 and 60.0 ms in two runs, 2026-11-28). Counters per lower-cased value of the
+    // filterable columns (and the total, field '*'), kept in the transactions that insert and purge records, answer
+    // an equality filter without a time range in one lookup. SQLite only: one writer, so no hot rows shared by
+    // the nodes of a cluster (PostgreSQL counts from the index alone, 028). Filled from the records already there.
+    name: '030_audit_counts',
+    async up(db, engine) {
+      if (engine !== 'sqlite') return;
+      await db.schema
+        .createTable('audit_counts')
+        .addColumn('field', 'varchar(32)', (col) => col.notNull())
+        .addColumn('value', 'varchar(255)', (col) => col.notNull())
+        .addColumn('n', 'bigint', (col) => col.notNull())
+        .addPrimaryKeyConstraint('audit_counts_pk', ['field', 'value'])
+        .modifyEnd(sql`without rowid`)
+        .execute();
+      const perValue = ['username', 'action', 'client_id', 'outcome', 'application'].map(
+        (column) =>
+          sql`select ${column}, lower(${sql.ref(column)}), count(*) from audit_log group by lower(${sql.ref(column)})`,
+      );
+      await sql`insert into audit_counts (field, value, n) ${sql.join(
+        [...perValue, sql`select '*', '', count(*) from audit_log`],
+        sql` union all `,
+      )}`.execute(db);
+      await sql`delete from audit_counts where n = 0`.execute(db);
+    },
+  },
 ];
 
 export const MIGRATION_TABLE = 'svcd_migrations';

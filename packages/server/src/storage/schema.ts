@@ -347,6 +347,20 @@ export interface StorageSchema {
   audit_log: AuditLogTable;
 }
 
+/**
+ * How many audit records hold each lower-cased value of the counted columns (migration 030_audit_counts, SQLite
+ * only; `field` '*' with value '' is the total). Kept in the transactions that insert and purge records.
+ */
+export interface AuditCountsTable {
+  field: string;
+  value: string;
+  n: number;
+}
+
+export interface StorageSchema {
+  audit_counts: AuditCountsTable;
+}
+
 /** The login throttle's records (migration 022_login_throttle): shared by the nodes of a cluster. */
 export interface LoginThrottleTable {
   /** Which of the throttle's record sets: `address`, `user_at_address` or `user`. */

@@ -109,6 +109,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '024_staged_runs',
           '025_alert_deliveries',
           '028_audit_index_include',
+          '030_audit_counts',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
