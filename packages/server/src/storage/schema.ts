@@ -348,12 +348,14 @@ export interface StorageSchema {
 }
 
 /**
- * How many audit records hold each lower-cased value of the counted columns (migration 030_audit_counts, SQLite
- * only; `field` '*' with value '' is the total). Kept in the transactions that insert and purge records.
+ * How many audit records hold each lower-cased value of a counted column (`field` the column, `value2` ''), or
+ * each pair of values of two columns (`field` 'username,action'); `field` '*' is the total (migration
+ * 030_audit_counts, SQLite only). Kept in the transactions that insert and purge records.
  */
 export interface AuditCountsTable {
   field: string;
   value: string;
+  value2: string;
   n: number;
 }
 

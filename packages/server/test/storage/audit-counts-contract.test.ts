@@ -61,7 +61,16 @@ function queries(): Record<string, string>[] {
     out.push({ [`filter[${field}]`]: `${first.slice(0, 2)}*` });
     out.push({ [`filter[${field}]`]: '' });
   }
-  out.push({ 'filter[username]': 'alice', 'filter[action]': 'create' });
+  for (const [a, b] of [
+    ['alice', 'create'],
+    ['ALICE,éve', 'Create,delete'],
+    ['ÉVE', 'success'],
+    ['bob%1', 'x*'],
+  ] as const) {
+    out.push({ 'filter[username]': a, 'filter[action]': b });
+    out.push({ 'filter[client_id]': 'web-1,ünï', 'filter[outcome]': 'refused', 'filter[username]': a });
+    out.push({ 'filter[application]': 'vault', 'filter[client_id]': b });
+  }
   out.push({ 'filter[username|client_id]': 'alice' });
   out.push({ 'filter[timestamp]': '2031-06' });
   return out.map((q) => ({ ...q, 'page[limit]': '1' }));
@@ -73,6 +82,13 @@ const TEXT: SqlColumnMap = Object.fromEntries(
     { column: f, type: f === 'timestamp' ? 'time' : 'text', notNull: true },
   ]),
 );
+
+interface Counter {
+  field: string;
+  value: string;
+  value2: string;
+  n: number | bigint;
+}
 
 const silent = { warn: () => undefined, info: () => undefined };
 
@@ -114,23 +130,28 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit counts', (engine) => {
       }
     }
     if (engine !== 'sqlite') return;
-    // The whole counter table, against a GROUP BY of the records.
-    const counters = await database.db.selectFrom('audit_counts').select(['field', 'value', 'n']).execute();
-    const grouped = await sql<{ field: string; value: string; n: number }>`${sql.join(
+    // The whole counter table, against a GROUP BY of the records per column and per pair of columns.
+    const keys: string[][] = COUNTED_COLUMNS.map((c) => [c]);
+    for (const [i, a] of COUNTED_COLUMNS.entries())
+      for (const b of COUNTED_COLUMNS.slice(i + 1)) keys.push([a, b]);
+    const counters = await database.db
+      .selectFrom('audit_counts')
+      .select(['field', 'value', 'value2', 'n'])
+      .execute();
+    const grouped = await sql<Counter>`${sql.join(
       [
-        ...COUNTED_COLUMNS.map(
-          (c) => sql`select ${c} as field, lower(${sql.ref(c)}) as value, count(*) as n from audit_log
-            group by lower(${sql.ref(c)})`,
-        ),
-        sql`select '*' as field, '' as value, count(*) as n from audit_log having count(*) > 0`,
+        ...keys.map((k) => {
+          const lowered = k.map((c) => sql`lower(${sql.ref(c)})`);
+          return sql`select ${k.join(',')} as field, ${lowered[0]} as value, ${lowered[1] ?? sql`''`} as value2,
+            count(*) as n from audit_log group by ${sql.join(lowered)}`;
+        }),
+        sql`select '*' as field, '' as value, '' as value2, count(*) as n from audit_log having count(*) > 0`,
       ],
       sql` union all `,
     )}`.execute(database.db);
-    const key = (r: { field: string; value: string }) => `${r.field}\u0000${r.value}`;
-    const sorted = (rows: { field: string; value: string; n: number | bigint }[]) =>
-      rows
-        .map((r) => ({ field: r.field, value: r.value, n: Number(r.n) }))
-        .sort((a, b) => (key(a) < key(b) ? -1 : 1));
+    const key = (r: Counter) => JSON.stringify([r.field, r.value, r.value2]);
+    const sorted = (rows: Counter[]) =>
+      rows.map((r) => ({ ...r, n: Number(r.n) })).sort((a, b) => (key(a) < key(b) ? -1 : 1));
     expect({ step, counters: sorted(counters) }).toEqual({ step, counters: sorted(grouped.rows) });
   };
 
@@ -172,17 +193,29 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit counts', (engine) => {
       await repo.append(records(200, 6));
       const counts = new AuditCounts();
       const keys = (raw: Record<string, string>) => counts.keysOf(parseListQuery(raw, AUDIT_LIST));
-      expect(keys({})).toEqual({ field: '*', values: [''] });
-      expect(keys({ 'filter[action]': 'Delete' })).toEqual({ field: 'action', values: ['delete'] });
+      expect(keys({})).toEqual({ field: '*', values: [''], values2: [''] });
+      expect(keys({ 'filter[action]': 'Delete' })).toEqual({
+        field: 'action',
+        values: ['delete'],
+        values2: [''],
+      });
       expect(keys({ 'filter[username]': 'Alice,alice,bob' })).toEqual({
         field: 'username',
         values: ['alice', 'bob'],
+        values2: [''],
+      });
+      expect(keys({ 'filter[action]': 'Delete,create', 'filter[username]': 'Alice' })).toEqual({
+        field: 'username,action',
+        values: ['alice'],
+        values2: ['delete', 'create'],
       });
       const notCounted: Record<string, string>[] = [
         { 'filter[action]': 'del*' },
         { 'filter[action]': '' },
         { 'filter[username|action]': 'x' },
-        { 'filter[username]': 'a', 'filter[action]': 'b' },
+        { 'filter[username]': 'a', 'filter[action]': 'b', 'filter[client_id]': 'c' },
+        { 'filter[username]': ['a', 'b'] } as unknown as Record<string, string>,
+        { 'filter[username]': 'a', 'filter[action]': 'b*' },
         { 'filter[affected_id]': 'jid-1' },
         { 'filter[timestamp]': '2031-06-15' },
       ];
@@ -194,6 +227,13 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit counts', (engine) => {
       const counted = await counts.countOf(database.db, query, {});
       expect(counted).toBeGreaterThan(0);
       expect(counted).toBe(await realCount(query));
+      const pair = parseListQuery(
+        { 'filter[username]': 'ALICE', 'filter[action]': 'create,delete' },
+        AUDIT_LIST,
+      );
+      const pairCounted = await counts.countOf(database.db, pair, {});
+      expect(pairCounted).toBeGreaterThan(0);
+      expect(pairCounted).toBe(await realCount(pair));
     },
   );
 
