@@ -9,6 +9,7 @@
  *    GET /status (not audited). Target ≤ 10 % lower throughput.
  *
  *   npm run bench:audit
+ *   BENCH_AUDIT_RECORDS=200000 BENCH_AUDIT_ENGINES=sqlite BENCH_SECONDS=2 npm run bench:audit   (a quick look)
  */
 import { parseListQuery } from '@svc/protocol';
 import { performance } from 'node:perf_hooks';
@@ -25,6 +26,10 @@ import { checksTable, loadAverage, machine, progress, table, writeResult } from 
 
 const RECORDS = Math.round(envNumber('BENCH_AUDIT_RECORDS', 1_000_000, 10_000_000));
 const SECONDS = envNumber('BENCH_SECONDS', 5, 120);
+/** BENCH_AUDIT_ENGINES=sqlite measures the list on one engine only (a quick check). */
+const ENGINES = (process.env.BENCH_AUDIT_ENGINES ?? 'sqlite,postgres')
+  .split(',')
+  .filter((e): e is 'sqlite' | 'postgres' => e === 'sqlite' || e === 'postgres');
 const CONCURRENCY = 16;
 const ROUNDS = 3;
 const USERS = 50;
@@ -73,14 +78,22 @@ async function listLatency(engine: 'sqlite' | 'postgres') {
     if (engine === 'postgres') await sql`vacuum analyze audit_log`.execute(database.db);
     else await sql`analyze audit_log`.execute(database.db);
     const samples: number[] = [];
+    const perQuery = QUERIES.map(() => [] as number[]);
     for (let round = 0; round < 50; round++) {
-      for (const q of QUERIES) {
+      for (const [i, q] of QUERIES.entries()) {
         const started = performance.now();
         await repo.list(parseListQuery(q, AUDIT_LIST));
-        samples.push(performance.now() - started);
+        const ms = performance.now() - started;
+        samples.push(ms);
+        perQuery[i]?.push(ms);
       }
     }
-    return { engine, seedSeconds, ...summarize(samples) };
+    // Which query sets the p99: each one's own percentiles.
+    const queries = QUERIES.map((q, i) => ({
+      query: new URLSearchParams(q).toString(),
+      ...summarize(perQuery[i] ?? []),
+    }));
+    return { engine, seedSeconds, ...summarize(samples), queries };
   } finally {
     await database.close();
     await testDb.drop();
@@ -151,7 +164,8 @@ async function requestCost(): Promise<[Measured, Measured]> {
   }
 }
 
-const lists = [await listLatency('sqlite'), await listLatency('postgres')];
+const lists: Awaited<ReturnType<typeof listLatency>>[] = [];
+for (const engine of ENGINES) lists.push(await listLatency(engine));
 const [off, on] = await requestCost();
 const costStatus = 1 - on.status / off.status;
 const costWrites = 1 - on.writes / off.writes;
@@ -185,6 +199,14 @@ console.log(
       l.p99.toFixed(1),
       l.max.toFixed(1),
     ]),
+  ),
+);
+console.log(
+  table(
+    ['engine', 'query', 'p50 ms', 'p99 ms'],
+    lists.flatMap((l) =>
+      l.queries.map((q) => [l.engine, decodeURIComponent(q.query), q.p50.toFixed(1), q.p99.toFixed(1)]),
+    ),
   ),
 );
 console.log(

@@ -1,6 +1,7 @@
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { AuditOutcome, ListQuery } from '@svc/protocol';
 import type { AuditRange, AuditRecord, AuditRepository } from '../core/audit/ports.js';
+import { AuditCounts } from './audit-counts.js';
 import type { Database } from './database.js';
 import { withStorageErrors } from './errors.js';
 import {
@@ -10,7 +11,7 @@ import {
   whereListFilters,
   type SqlColumnMap,
 } from './list-query-sql.js';
-import type { AuditLogTable } from './schema.js';
+import type { AuditLogTable, StorageSchema } from './schema.js';
 
 const COLUMNS: SqlColumnMap = {
   timestamp: { column: 'timestamp', type: 'time', notNull: true },
@@ -66,19 +67,38 @@ function toRecord(row: Selectable<AuditLogTable>): AuditRecord {
   };
 }
 
-/** The audit log in `audit_log` (migration 019_audit_log): inserted in batches, never updated. */
+/**
+ * The audit log in `audit_log` (migration 019_audit_log): inserted in batches, never updated. On SQLite the
+ * counters of `audit_counts` (030) change in the same transactions as the records and answer the counts of
+ * single equality filters.
+ */
 export class SqlAuditRepository implements AuditRepository {
-  constructor(private readonly database: Database) {}
+  private readonly counts: AuditCounts | undefined;
+
+  constructor(private readonly database: Database) {
+    this.counts = database.engine === 'sqlite' ? new AuditCounts() : undefined;
+  }
 
   append(records: readonly AuditRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve();
+    const rows = records.map(toRow);
+    const counts = this.counts;
     return withStorageErrors(async () => {
-      for (let i = 0; i < records.length; i += INSERT_ROWS) {
-        await this.database.db
-          .insertInto('audit_log')
-          .values(records.slice(i, i + INSERT_ROWS).map(toRow))
-          .execute();
+      // One statement commits alone; more (several INSERTs, the counters) share a transaction, so a failed batch
+      // leaves nothing behind (the queue writes it again whole) and the counters always match the rows.
+      if (!counts && rows.length <= INSERT_ROWS) {
+        await this.database.db.insertInto('audit_log').values(rows).execute();
+        return;
       }
+      await this.database.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+          await trx
+            .insertInto('audit_log')
+            .values(rows.slice(i, i + INSERT_ROWS))
+            .execute();
+        }
+        await counts?.added(trx, rows);
+      });
     });
   }
 
@@ -92,7 +112,11 @@ export class SqlAuditRepository implements AuditRepository {
   list(query: ListQuery, range: AuditRange = {}): Promise<{ data: AuditRecord[]; count: number }> {
     return withStorageErrors(async () => {
       const base = this.select(range);
-      const { rows, count } = await executeSqlList(base, query, COLUMNS, tieBreakerOf(query));
+      const counts = this.counts;
+      const { rows, count } = await executeSqlList(base, query, COLUMNS, {
+        ...tieBreakerOf(query),
+        ...(counts && { count: () => counts.countOf(this.database.db, query, range) }),
+      });
       return { data: rows.map(toRecord), count };
     });
   }
@@ -108,12 +132,19 @@ export class SqlAuditRepository implements AuditRepository {
   }
 
   purgeBefore(cutoff: Date): Promise<number> {
-    return withStorageErrors(async () => {
-      const result = await this.database.db
-        .deleteFrom('audit_log')
-        .where('timestamp', '<', cutoff.getTime())
-        .executeTakeFirst();
+    const cutoffMs = cutoff.getTime();
+    const counts = this.counts;
+    const purge = async (db: Kysely<StorageSchema>) => {
+      const result = await db.deleteFrom('audit_log').where('timestamp', '<', cutoffMs).executeTakeFirst();
       return Number(result.numDeletedRows);
-    });
+    };
+    return withStorageErrors(() =>
+      counts
+        ? this.database.db.transaction().execute(async (trx) => {
+            await counts.purging(trx, cutoffMs);
+            return purge(trx);
+          })
+        : purge(this.database.db),
+    );
   }
 }

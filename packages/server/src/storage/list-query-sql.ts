@@ -11,7 +11,8 @@
  *   Caveat: SQLite's lower() folds ASCII letters only.
  * - sort: NULLs last in both directions (`col IS NULL` first, portable to MySQL which lacks NULLS LAST); text
  *   columns order by `lower(col)` then `col`. An optional tie-breaker column makes pagination deterministic.
- * - page: LIMIT/OFFSET. The count (after filtering, before pagination) comes from `countSqlList`.
+ * - page: LIMIT/OFFSET. The count (after filtering, before pagination) comes from `countSqlList`, or from the
+ *   caller's cheaper exact count (`SqlListOptions.count`) when it has one.
  *
  * Sparse fieldsets are not applied here: map rows to API objects, then use `pickFields` from @svc/protocol.
  */
@@ -39,6 +40,11 @@ export type SqlColumnMap = Readonly<Record<string, string | SqlColumn>>;
 export interface SqlListOptions {
   /** Column appended as the last ascending sort key (unless already sorted on), e.g. the primary key. */
   tieBreaker?: string;
+  /**
+   * An exact count of the filtered rows obtained more cheaply than count(*) (e.g. from maintained counters), or
+   * undefined when it cannot answer this query; then count(*) runs.
+   */
+  count?: () => Promise<number | undefined>;
 }
 
 const resolveColumn = (columns: SqlColumnMap, field: string): Required<SqlColumn> => {
@@ -55,6 +61,14 @@ export const likePattern = (value: string): string => value.replace(/[\\%_]/g, '
 const NUMBER = /^-?\d+(?:\.\d+)?$/;
 const FALSE = sql<SqlBool>`1 = 0`;
 
+/**
+ * The value a text column's `lower(col)` is compared with by `=` for this filter value, or undefined when the
+ * value is empty or has a wildcard (then it is not an equality). The one place that decides it, for the WHERE
+ * terms below and for anything that answers counts of equality filters without them.
+ */
+export const textEqualityValue = (value: string): string | undefined =>
+  value === '' || value.includes('*') ? undefined : value.toLowerCase();
+
 const valuePredicate = (col: Required<SqlColumn>, value: string): Expression<SqlBool> => {
   const ref = sql.ref(col.column);
   if (value === '') {
@@ -68,10 +82,10 @@ const valuePredicate = (col: Required<SqlColumn>, value: string): Expression<Sql
     const period = parseTimePeriod(value);
     return period ? sql<SqlBool>`(${ref} >= ${period.fromMs} and ${ref} < ${period.toMs})` : FALSE;
   }
-  const lowered = value.toLowerCase();
-  if (!lowered.includes('*')) return sql<SqlBool>`lower(${ref}) = ${lowered}`;
+  const equal = textEqualityValue(value);
+  if (equal !== undefined) return sql<SqlBool>`lower(${ref}) = ${equal}`;
   // sql.lit lets each dialect write the backslash literal its own way (MySQL doubles it).
-  return sql<SqlBool>`lower(${ref}) like ${likePattern(lowered)} escape ${sql.lit('\\')}`;
+  return sql<SqlBool>`lower(${ref}) like ${likePattern(value.toLowerCase())} escape ${sql.lit('\\')}`;
 };
 
 const filterPredicate = (filter: ListFilter, columns: SqlColumnMap): Expression<SqlBool> => {
@@ -176,5 +190,5 @@ export async function executeSqlList<DB, TB extends keyof DB, O>(
   if (rows.length < page.limit && (rows.length > 0 || page.offset === 0)) {
     return { rows, count: page.offset + rows.length };
   }
-  return { rows, count: await countSqlList(filtered) };
+  return { rows, count: (await options.count?.()) ?? (await countSqlList(filtered)) };
 }

@@ -356,6 +356,22 @@ export interface StorageSchema {
   audit_log: AuditLogTable;
 }
 
+/**
+ * How many audit records hold each lower-cased value of a counted column (`field` the column, `value2` ''), or
+ * each pair of values of two columns (`field` 'username,action'); `field` '*' is the total (migration
+ * 030_audit_counts, SQLite only). Kept in the transactions that insert and purge records.
+ */
+export interface AuditCountsTable {
+  field: string;
+  value: string;
+  value2: string;
+  n: number;
+}
+
+export interface StorageSchema {
+  audit_counts: AuditCountsTable;
+}
+
 /** The login throttle's records (migration 022_login_throttle): shared by the nodes of a cluster. */
 export interface LoginThrottleTable {
   /** Which of the throttle's record sets: `address`, `user_at_address` or `user`. */

@@ -110,6 +110,7 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
           '025_alert_deliveries',
           '028_audit_index_include',
           '029_client_changes',
+          '030_audit_counts',
         ]);
         expect(await again.db.selectFrom('api_sessions').selectAll().execute()).toEqual([]);
       } finally {
