@@ -7,6 +7,13 @@ import { pipelined } from './pipelined.js';
 import { clientKey, encode, isPut, nodeKey, ownerOf } from './presence-keys.js';
 
 /** What a node announces about itself under `n.<node id>`. */
+/**
+ * How long a node found gone counts as gone before its key is read again. Short: a node that comes back (NATS
+ * returned, or it restarted) puts its key at once, and commands for its clients must not answer "not connected"
+ * for a whole heartbeat after that; a dead node's clients still cost at most four reads a second.
+ */
+const GONE_RECHECK_MS = 250;
+
 export interface NodeInfo {
   node_id: string;
   advertise_address: string;
@@ -275,7 +282,8 @@ export class Presence {
   private async isLive(nodeId: string): Promise<boolean> {
     if (nodeId === this.settings.nodeId || this.live.has(nodeId)) return true;
     const goneAt = this.gone.get(nodeId);
-    if (goneAt !== undefined && Date.now() - goneAt < this.settings.heartbeatMs) return false;
+    if (goneAt !== undefined && Date.now() - goneAt < Math.min(GONE_RECHECK_MS, this.settings.heartbeatMs))
+      return false;
     const up = isPut(await this.nodesKv.get(nodeKey(nodeId)));
     if (up) {
       this.live.add(nodeId);
