@@ -44,9 +44,8 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit log', (engine) => {
     await testDb?.drop();
   });
 
-  it.runIf(engine === 'postgres')(
-    'counts a filtered list from the (lower(column), timestamp) index alone, without reading the table',
-    async () => {
+  if (engine === 'postgres')
+    it('counts a filtered list from the (lower(column), timestamp) index alone, without reading the table', async () => {
       for (const column of ['username', 'action', 'client_id']) {
         const plan = await database.db.transaction().execute(async (trx) => {
           // Small tables are read whole; turned off, the planner shows which index scans it can do.
@@ -59,8 +58,7 @@ describe.each(ALL_ENGINES)('storage contract on %s: audit log', (engine) => {
         });
         expect(plan).toContain(`Index Only Scan using audit_log_${column}_idx`);
       }
-    },
-  );
+    });
 
   it('appends in batches through the queue and lists with filters, sort, paging and a time range', async () => {
     const log = new AuditLog({ repository: repo, log: silent, batchSize: 3, flushDelayMs: 1 });
