@@ -11,6 +11,8 @@ export function loadSettings(defaultClients: number) {
     maxHandshakes: process.env['BENCH_MAX_HANDSHAKES'] ? envNumber('BENCH_MAX_HANDSHAKES', 1, 10_000) : 0,
     svcdNodeArgs: (process.env['BENCH_SVCD_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean),
     strict: process.env['BENCH_STRICT'] === '1',
+    /** BENCH_AUDIT=off: svcd runs with `[audit] enabled = false` (the audit log's cost, against a run with it). */
+    auditOff: process.env['BENCH_AUDIT'] === 'off',
   };
 }
 

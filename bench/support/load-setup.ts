@@ -34,6 +34,7 @@ export async function startLoadSetup(
     workDir,
     maxHandshakes: settings.maxHandshakes,
     nodeArgs: settings.svcdNodeArgs,
+    ...(settings.auditOff ? { sections: ['[audit]', 'enabled = false'] } : {}),
     ...options,
   });
   onCleanUp(() => svcd.stop());
