@@ -43,11 +43,17 @@ import {
   routingOverhead,
   type FanoutRun,
 } from './support/cluster-measures.js';
-import { spread, startCluster, type BenchNode } from './support/cluster-setup.js';
+import {
+  checkClusterPlan,
+  showNodeLogs,
+  spread,
+  startCluster,
+  type BenchNode,
+} from './support/cluster-setup.js';
 import { summarize } from './support/latency.js';
 import { presentClients } from './support/presence-count.js';
 import { loadSettings } from './support/load-settings.js';
-import { checkBindable, parseSourceAddresses, sourcePortShortage } from './support/source-addresses.js';
+import { parseSourceAddresses } from './support/source-addresses.js';
 import {
   checksTable,
   loadAverage,
@@ -136,11 +142,7 @@ function failoverChecks(result: FailoverResult): Check[] {
 }
 
 async function main(): Promise<boolean> {
-  if (NODES < 2) throw new Error('BENCH_NODES must be at least 2 (one is killed for the failover)');
-  if (AGENTS < NODES) throw new Error(`BENCH_AGENTS must be at least BENCH_NODES (${NODES})`);
-  const shortage = sourcePortShortage(SOURCE_ADDRESSES, AGENTS, Math.ceil(AGENTS / (NODES - 1)));
-  if (shortage) throw new Error(shortage);
-  await checkBindable(SOURCE_ADDRESSES);
+  await checkClusterPlan(NODES, AGENTS, SOURCE_ADDRESSES, 'one is killed for the failover');
   const loadBefore = loadAverage();
   const perNode = spread(AGENTS, NODES);
   progress(
@@ -357,10 +359,7 @@ async function main(): Promise<boolean> {
     ].join('\n'),
   );
   const pass = checks.every((c) => c.pass);
-  // What the nodes logged (warnings and errors) helps to tell why a target failed.
-  if (!pass)
-    for (const node of nodes)
-      progress(`${node.id}'s last log lines:\n${node.svcd.child?.tail().slice(-1500) ?? ''}`);
+  if (!pass) showNodeLogs(nodes);
   return pass;
 }
 

@@ -31,7 +31,13 @@
 import { ApiClient } from './support/api-client.js';
 import { onCleanUp, runBench } from './support/bench-runner.js';
 import { envNumber } from './support/child-processes.js';
-import { spread, startCluster, type BenchNode } from './support/cluster-setup.js';
+import {
+  checkClusterPlan,
+  showNodeLogs,
+  spread,
+  startCluster,
+  type BenchNode,
+} from './support/cluster-setup.js';
 import { runStage, stageMisses, type ClusterStage, type CurveState } from './support/idle-cluster-stage.js';
 import { stopOneNode, type StopResult } from './support/idle-cluster-stop.js';
 import {
@@ -56,12 +62,7 @@ import {
   writeResult,
   type Check,
 } from './support/report.js';
-import {
-  checkBindable,
-  ephemeralPorts,
-  parseSourceAddresses,
-  sourcePortShortage,
-} from './support/source-addresses.js';
+import { ephemeralPorts, parseSourceAddresses } from './support/source-addresses.js';
 
 // BENCH_CLIENTS and BENCH_WORKERS are not used here: BENCH_AGENTS and BENCH_WORKERS_PER_NODE instead.
 const { clients: _clients, workers: _workers, ...SETTINGS } = loadSettings(0);
@@ -274,11 +275,7 @@ function checksOf(stages: ClusterStage[], stop: StopResult): Check[] {
 }
 
 async function main(): Promise<boolean> {
-  if (NODES < 2) throw new Error('BENCH_NODES must be at least 2 (one is stopped at the end)');
-  if (AGENTS < NODES) throw new Error(`BENCH_AGENTS must be at least BENCH_NODES (${NODES})`);
-  const shortage = sourcePortShortage(SOURCE_ADDRESSES, AGENTS, Math.ceil(AGENTS / (NODES - 1)));
-  if (shortage) throw new Error(shortage);
-  await checkBindable(SOURCE_ADDRESSES);
+  await checkClusterPlan(NODES, AGENTS, SOURCE_ADDRESSES, 'one is stopped at the end');
   const loadBefore = loadAverage();
   const totals = [...STEPS, AGENTS];
   progress(
@@ -414,9 +411,7 @@ async function main(): Promise<boolean> {
       '',
     ].join('\n'),
   );
-  if (!pass)
-    for (const node of nodes)
-      progress(`${node.id}'s last log lines:\n${node.svcd.child?.tail().slice(-1500) ?? ''}`);
+  if (!pass) showNodeLogs(nodes);
   return pass;
 }
 

@@ -15,6 +15,7 @@ import { onCleanUp } from './bench-runner.js';
 import { freePort, HOST, startChild, STOP_TIMEOUT_MS, type Managed } from './child-processes.js';
 import { progress } from './report.js';
 import { SimulatorFleet } from './simulator-fleet.js';
+import { checkBindable, sourcePortShortage } from './source-addresses.js';
 import { API_USER, CLIENT_AUTH, SvcdProcess } from './svcd-process.js';
 
 export interface ClusterOptions {
@@ -185,4 +186,28 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 /** `total` agents over `nodes` nodes, the first ones taking the remainder. */
 export function spread(total: number, nodes: number): number[] {
   return Array.from({ length: nodes }, (_, i) => Math.floor(total / nodes) + (i < total % nodes ? 1 : 0));
+}
+
+/**
+ * Refuses, before anything starts, a plan the machine cannot carry: at least two nodes (the last one is stopped or
+ * killed, `lastNode` says which), one agent per node, and source ports and bindable source addresses enough for
+ * the agents, also once the last node's agents have moved to the others.
+ */
+export async function checkClusterPlan(
+  nodes: number,
+  agents: number,
+  sourceAddresses: string[],
+  lastNode: string,
+): Promise<void> {
+  if (nodes < 2) throw new Error(`BENCH_NODES must be at least 2 (${lastNode})`);
+  if (agents < nodes) throw new Error(`BENCH_AGENTS must be at least BENCH_NODES (${nodes})`);
+  const shortage = sourcePortShortage(sourceAddresses, agents, Math.ceil(agents / (nodes - 1)));
+  if (shortage) throw new Error(shortage);
+  await checkBindable(sourceAddresses);
+}
+
+/** What each node logged last (warnings and errors, as the benches run svcd): it helps to tell why a target failed. */
+export function showNodeLogs(nodes: readonly BenchNode[]): void {
+  for (const node of nodes)
+    progress(`${node.id}'s last log lines:\n${node.svcd.child?.tail().slice(-1500) ?? ''}`);
 }
