@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LoadSimulator, type SimulatorStats } from '../bench/support/load-simulator.js';
+import { untilStats } from '../test-support/simulator-stats.js';
 import { TestCluster, type ClusterNode } from '../test-support/cluster-harness.js';
 
 const AGENTS = 4;
@@ -33,16 +34,7 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-/** Resolves once `done` holds for the simulator's counters (checked every 50 ms, at most 30 s). */
-async function until(done: (s: SimulatorStats) => boolean): Promise<SimulatorStats> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const stats = (simulator as LoadSimulator).snapshot();
-    if (done(stats)) return stats;
-    if (Date.now() > deadline) throw new Error(`timed out; simulator: ${JSON.stringify(stats)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (done: (s: SimulatorStats) => boolean) => untilStats(simulator as LoadSimulator, done);
 
 test('asked to reconnect by a draining node, simulated agents move to the other at once', async () => {
   simulator = new LoadSimulator({

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LoadSimulator, type SimulatorStats } from '../bench/support/load-simulator.js';
+import { untilStats } from '../test-support/simulator-stats.js';
 import type { ApiClient } from '../test-support/api-client.js';
 import { E2E_ADMIN, startE2eSvcdOnFreePorts } from '../test-support/e2e-setup.js';
 import type { RunningProcess } from '../test-support/process.js';
@@ -38,16 +39,7 @@ async function startServer(name: string): Promise<Server> {
   return { ...started, url: `ws://127.0.0.1:${started.clientPort}` };
 }
 
-/** Resolves once `done` holds for the simulator's counters (checked every 50 ms, at most 30 s). */
-async function until(done: (s: SimulatorStats) => boolean): Promise<SimulatorStats> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const stats = (simulator as LoadSimulator).snapshot();
-    if (done(stats)) return stats;
-    if (Date.now() > deadline) throw new Error(`timed out; simulator: ${JSON.stringify(stats)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (done: (s: SimulatorStats) => boolean) => untilStats(simulator as LoadSimulator, done);
 
 const connectedOn = async (server: Server): Promise<number> => {
   const res = await server.api.get('/status', ADMIN);
