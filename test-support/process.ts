@@ -11,6 +11,9 @@ export interface LogLine {
   [key: string]: unknown;
 }
 
+/** Stdout lines a timed-out wait shows: what the process was doing instead. */
+const STDOUT_TAIL_LINES = 30;
+
 /** A real child process whose stdout lines are kept and can be awaited. */
 export class RunningProcess {
   readonly stdoutLines: string[] = [];
@@ -49,7 +52,12 @@ export class RunningProcess {
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`no matching output within ${timeoutMs} ms; stderr: ${this.stderr}`)),
+        () =>
+          reject(
+            new Error(
+              `no matching output within ${timeoutMs} ms; last stdout lines:\n${this.stdoutLines.slice(-STDOUT_TAIL_LINES).join('\n')}\nstderr: ${this.stderr}`,
+            ),
+          ),
         timeoutMs,
       );
       void this.exited.then(({ code }) => {

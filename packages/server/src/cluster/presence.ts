@@ -1,7 +1,7 @@
 import type { KV, NatsConnection } from 'nats';
 import type { ClientEvents, ClientOwner, Unsubscribe } from '../core/clients/client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
-import { watchClientKeys } from './client-key-watch.js';
+import { ClientKeyWatch } from './client-key-watch.js';
 import { LegacyClientKeys } from './legacy-client-keys.js';
 import { pipelined } from './pipelined.js';
 import { clientKey, encode, isPut, nodeKey, ownerOf } from './presence-keys.js';
@@ -79,7 +79,7 @@ export class Presence {
   private catchingUp: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: Unsubscribe[] = [];
-  private watch: { stop(): void } | undefined;
+  private watch: ClientKeyWatch | undefined;
   private readonly startedAt = new Date().toISOString();
   private changes: OwnerChanges | undefined;
 
@@ -130,7 +130,7 @@ export class Presence {
           );
       }),
     ];
-    this.watch = watchClientKeys(
+    this.watch = new ClientKeyWatch(
       this.clientsKv,
       (clientId, owner) => this.claimed(clientId, owner),
       this.log,
@@ -155,7 +155,7 @@ export class Presence {
 
   /** Which node holds the client now; undefined when none does (or the node its key names is gone). */
   async owner(clientId: string): Promise<ClientOwner | undefined> {
-    const current = ownerOf(await this.clientsKv.get(clientKey(clientId)));
+    const current = this.watch?.owner(clientId) ?? ownerOf(await this.clientsKv.get(clientKey(clientId)));
     if (!current) {
       // A node of an older version may hold it (rolling upgrade).
       if (this.olderNodes.size === 0) return undefined;

@@ -16,6 +16,7 @@ import {
 import type { Database } from './database.js';
 import { isDeadlock, withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
+import { recordInBulk, storable } from './postgres-job-writes.js';
 import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import type { JobsTable, StorageSchema } from './schema.js';
 
@@ -40,9 +41,6 @@ const toIso = (ms: number | string | null): string | null =>
   ms === null ? null : new Date(Number(ms)).toISOString();
 const flag = (value: boolean): number => (value ? 1 : 0);
 const isSet = (value: number | string | boolean): boolean => Number(value) === 1 || value === true;
-
-/** PostgreSQL text cannot hold NUL; output is stored with NUL as U+FFFD, like other undecodable bytes. */
-const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
 
 function toJob(row: Selectable<JobsTable>): Job {
   return {
@@ -349,9 +347,12 @@ export class SqlJobRepository implements JobRepository {
 
   /**
    * One transaction. A result that carries its start records both in one UPDATE; when the result is not stored
-   * (another client's job, or one no longer running) the start is still recorded on its own.
+   * (another client's job, or one no longer running) the start is still recorded on its own. On PostgreSQL the
+   * batch takes one statement per kind of write (postgres-job-writes.ts) unless a job has two results in it.
    */
   recordMany(starts: readonly StartedJob[], finishes: readonly FinishedJob[]): Promise<boolean[]> {
+    if (this.database.engine === 'postgres' && new Set(finishes.map((f) => f.jid)).size === finishes.length)
+      return this.inTransaction((db) => recordInBulk(db, starts, finishes));
     return this.inTransaction(async (db) => {
       const markStarted = (jid: string, started: JobRunReply) =>
         db.executeQuery({

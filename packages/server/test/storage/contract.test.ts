@@ -755,6 +755,41 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await jobs.get('both-3', c.jid)).toMatchObject({ status: 'running', pid: 3 });
     });
 
+    it('records a fan-out sized batch of starts and results, each job by its own values', async () => {
+      const jobs = new SqlJobRepository(database);
+      const batch = Array.from({ length: 300 }, (_, i) => newJob(`wide-${i}`));
+      await jobs.insertMany(batch);
+      const startedAt = (i: number) => new Date(Date.UTC(2030, 0, 2, 0, 0, 0, i)).toISOString();
+      await jobs.markStartedMany(
+        batch
+          .slice(0, 150)
+          .map((job, i) => ({ jid: job.jid, started: { pid: 1000 + i, started_at: startedAt(i) } })),
+      );
+      const finishes = batch.slice(100).map((job, k) => {
+        const i = k + 100;
+        return {
+          // Every tenth names another client: not stored, but the start it carries is.
+          clientId: i % 10 === 0 ? 'someone-else' : job.client_id,
+          jid: job.jid,
+          outcome: { ...outcome, exit_code: i, stdout: `out ${i}\u0000`, stderr: '' },
+          ...(i >= 150 ? { started: { pid: 1000 + i, started_at: startedAt(i) } } : {}),
+        };
+      });
+      const stored = await jobs.recordMany([], finishes);
+      expect(stored).toEqual(finishes.map((f) => f.clientId !== 'someone-else'));
+      for (const i of [0, 99, 100, 101, 149, 150, 151, 160, 299]) {
+        const job = await jobs.get(`wide-${i}`, batch[i]!.jid);
+        const finished = i >= 100 && i % 10 !== 0;
+        expect(job, `job ${i}`).toMatchObject({
+          status: finished ? 'failed' : 'running',
+          pid: 1000 + i,
+          started_at: startedAt(i),
+          exit_code: finished ? i : null,
+          result: { stdout: finished ? `out ${i}\uFFFD` : '' },
+        });
+      }
+    });
+
     it('finds running jobs whose result is overdue; a presumed unknown is replaced by a late result once', async () => {
       const jobs = new SqlJobRepository(database);
       const created = new Date(Date.UTC(2031, 0, 1));

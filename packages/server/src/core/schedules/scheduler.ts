@@ -7,6 +7,8 @@ import type { ScheduleRuns } from './schedule-runs.js';
 const MINUTE = 60_000;
 /** Due schedules read per query; a tick reads again until none is left. */
 const BATCH = 1000;
+/** A tick that starts or lasts longer than this is logged: later firings wait for it. */
+const SLOW_MS = 5_000;
 
 export interface SchedulerDeps {
   repository: ScheduleRepository;
@@ -55,8 +57,17 @@ export class Scheduler {
   start(firstDelayMs = 0, timers: SchedulerTimers = globalThis): void {
     const arm = (ms: number) => {
       if (this.stopped) return;
+      const due = this.deps.clock.now().getTime() + ms;
       this.timer = timers.setTimeout(() => {
-        void this.tick().finally(() => arm(MINUTE - (this.deps.clock.now().getTime() % MINUTE)));
+        const startedAt = this.deps.clock.now().getTime();
+        if (startedAt - due > SLOW_MS)
+          this.deps.log.warn({ late_ms: startedAt - due }, 'schedules: the minute tick started late');
+        void this.tick().finally(() => {
+          const now = this.deps.clock.now().getTime();
+          if (now - startedAt > SLOW_MS)
+            this.deps.log.warn({ took_ms: now - startedAt }, 'schedules: a tick took long');
+          arm(MINUTE - (now % MINUTE));
+        });
       }, ms);
       (this.timer as { unref?: () => void }).unref?.();
     };
