@@ -141,6 +141,16 @@ function failoverChecks(result: FailoverResult): Check[] {
   ];
 }
 
+/** "group ms" for each process group, medians over the runs, largest first, with the sum. */
+function machineCpuRow(runs: FanoutRun[]): string {
+  const groups = [...new Set(runs.flatMap((run) => Object.keys(run.machineCpuMs)))];
+  const medians = groups
+    .map((group) => [group, median(runs.map((run) => run.machineCpuMs[group] ?? 0))] as const)
+    .sort((a, b) => b[1] - a[1]);
+  const sum = medians.reduce((n, [, ms]) => n + ms, 0);
+  return `${medians.map(([group, ms]) => `${group} ${ms.toFixed(0)}`).join(', ')}; sum ${sum.toFixed(0)} ms`;
+}
+
 async function main(): Promise<boolean> {
   await checkClusterPlan(NODES, AGENTS, SOURCE_ADDRESSES, 'one is killed for the failover');
   const loadBefore = loadAverage();
@@ -283,6 +293,10 @@ async function main(): Promise<boolean> {
       `svcd CPU per fan-out on ${node.id}, median`,
       ms(median(runs.map((r) => r.cpuMs[node.id] ?? 0))),
     ]),
+    [
+      'machine CPU per fan-out by process group, median (a 3 s fan-out has 6,000 ms of two cores)',
+      machineCpuRow(runs),
+    ],
     ['links lost before the kill (should be 0)', String(lostWhileHeld)],
     ...Object.entries(presence).map(([when, n]) => [
       `client keys in NATS presence ${when} (should be ${AGENTS})`,

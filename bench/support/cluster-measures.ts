@@ -2,6 +2,7 @@
  * The steady-state measures of the cluster bench: the `/clients` page through each node, a command's round trip
  * through the node holding the client and through another one, and a fan-out to clients of every node.
  */
+import { cpuByGroup } from './proc-stats.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './api-client.js';
 import type { BenchNode } from './cluster-setup.js';
@@ -156,6 +157,8 @@ export interface FanoutRun {
   polls: number;
   /** svcd CPU time of every node during the run. */
   cpuMs: Record<string, number>;
+  /** CPU time of the machine's processes during the run, by group (svcd nodes, simulators, postgres, nats, bench). */
+  machineCpuMs: Record<string, number>;
   /** Children per status at the end; every one should be successful. */
   counts: StatusCounts;
   /** A few children that did not succeed: `client_id: status: error`. */
@@ -191,6 +194,20 @@ export async function fanoutTargets(nodes: BenchNode[], count: number): Promise<
   return ids;
 }
 
+/** The groups a fan-out's machine CPU is told by: each node, the simulators, the database, the broker, the bench. */
+function machineGroups(nodes: BenchNode[]): (pid: number, commandLine: string) => string | undefined {
+  const nodeOf = new Map(nodes.map((node) => [node.svcd.pid, node.id]));
+  return (pid, commandLine) => {
+    const node = nodeOf.get(pid);
+    if (node) return node;
+    if (pid === process.pid) return 'bench';
+    if (commandLine.includes('simulator-worker')) return 'simulators';
+    if (commandLine.startsWith('postgres')) return 'postgres';
+    if (commandLine.includes('nats-server')) return 'nats-server';
+    return undefined;
+  };
+}
+
 /**
  * POST /commands {command: "noop", client_ids, execute_concurrently} through `via`, then GET /commands/{jid}
  * every `pollMs` until every child is finished; those that did not succeed are counted and sampled.
@@ -202,6 +219,8 @@ export async function fanout(
   pollMs: number,
 ): Promise<FanoutRun> {
   const cpuBefore = nodes.map((node) => node.svcd.cpuMs());
+  const groupOf = machineGroups(nodes);
+  const machineBefore = cpuByGroup(groupOf);
   const started = performance.now();
   const post = await via.api.post('/commands', {
     command: 'noop',
@@ -221,8 +240,11 @@ export async function fanout(
       const cpuMs = Object.fromEntries(
         nodes.map((node, i) => [node.id, node.svcd.cpuMs() - (cpuBefore[i] ?? 0)]),
       );
+      const machineCpuMs = Object.fromEntries(
+        [...cpuByGroup(groupOf)].map(([group, total]) => [group, total - (machineBefore.get(group) ?? 0)]),
+      );
       const failures = counts['successful'] === ids.length ? [] : await notSuccessful(via.api, jid);
-      return { ms, postMs: post.ms, polls, cpuMs, counts, notSuccessful: failures };
+      return { ms, postMs: post.ms, polls, cpuMs, machineCpuMs, counts, notSuccessful: failures };
     }
     if (performance.now() - started > JOB_TIMEOUT_MS)
       throw new Error(`run ${jid} not finished after ${JOB_TIMEOUT_MS} ms: ${JSON.stringify(counts)}`);

@@ -111,3 +111,30 @@ export async function cpuWhile(
   const wallMs = performance.now() - start;
   return { wallMs, cpuMs: first === undefined || last === undefined ? undefined : last - first };
 }
+
+/**
+ * CPU time (ms) of every process on the machine so far, summed by the group `groupOf` gives it from its pid and
+ * command line (undefined: not counted). Taken before and after a measurement, it shows where the machine's CPU
+ * went: the server, the simulated agents, the database, the broker.
+ */
+export function cpuByGroup(
+  groupOf: (pid: number, commandLine: string) => string | undefined,
+): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    let commandLine: string;
+    try {
+      commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue;
+    }
+    const group = groupOf(pid, commandLine);
+    const fields = group === undefined ? undefined : statFields(pid);
+    if (group === undefined || !fields) continue;
+    const times = timesOf(fields);
+    totals.set(group, (totals.get(group) ?? 0) + times.userMs + times.systemMs);
+  }
+  return totals;
+}
