@@ -53,6 +53,9 @@ export interface ClusterNode {
   close(): Promise<void>;
 }
 
+/** How old a reading of the nodes /status may show (it is asked many times a second by monitors). */
+const STATUS_NODES_MAX_AGE_MS = 1_000;
+
 type NodeStatus = NonNullable<StatusData['cluster']>['nodes'][number];
 
 const nodeState = (info: NodeInfo, now: number, heartbeatMs: number): NodeStatus => ({
@@ -183,7 +186,7 @@ export async function clusterSeam(
         const now = deps.clock.now().getTime();
         // Without NATS: the nodes last seen, which turn `late`, and this node.
         const nodes = bus.available
-          ? await presence.nodes()
+          ? await presence.recentNodes(STATUS_NODES_MAX_AGE_MS)
           : [
               ...presence.lastNodes.filter((info) => info.node_id !== nodeId),
               { ...presence.self(), seen_at: new Date(now).toISOString() },

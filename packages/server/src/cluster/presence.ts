@@ -168,8 +168,28 @@ export class Presence {
     return (await this.isLive(current.nodeId)) ? current : undefined;
   }
 
-  /** The nodes that renewed their presence within the bucket's TTL. */
-  async nodes(): Promise<NodeInfo[]> {
+  /**
+   * The nodes as read at most `maxAgeMs` ago, else read now: a view (/status) asked many times a second shares
+   * one listing of the bucket instead of listing it for every request.
+   */
+  async recentNodes(maxAgeMs: number): Promise<NodeInfo[]> {
+    if (this.lastReadAt !== undefined && Date.now() - this.lastReadAt <= maxAgeMs) return this.lastNodes;
+    return this.nodes();
+  }
+
+  /** The nodes that renewed their presence within the bucket's TTL; callers meanwhile share one reading. */
+  nodes(): Promise<NodeInfo[]> {
+    this.reading ??= this.readNodes().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private reading: Promise<NodeInfo[]> | undefined;
+  private lastReadAt: number | undefined;
+
+  private async readNodes(): Promise<NodeInfo[]> {
+    const startedAt = Date.now();
     const keys = await this.nodeKeys();
     const entries = await Promise.all(keys.map((key) => this.nodesKv.get(key)));
     this.lastNodes = entries.filter(isPut).map((entry) => entry.json<NodeInfo>());
@@ -178,6 +198,7 @@ export class Presence {
     this.olderNodes = new Set(
       this.lastNodes.filter((node) => node.client_keys === undefined).map((node) => node.node_id),
     );
+    this.lastReadAt = startedAt;
     return this.lastNodes;
   }
 

@@ -9,6 +9,8 @@ import { Slots } from './slots.js';
 
 /** job.run requests unanswered at once in concurrent mode; also the size of each batch of inserted child rows. */
 export const CONCURRENT_WINDOW = MAX_JOBS_PER_INSERT;
+/** Steps of CONCURRENT_WINDOW clients a cluster node keeps in flight at once (one request per node each). */
+const CLUSTER_STEPS_IN_FLIGHT = 4;
 
 export const NOT_CONNECTED = 'client is not connected';
 export const ABORTED = 'not started: an earlier client failed and abort_on_error is set';
@@ -226,14 +228,17 @@ export class MultiJobRunner {
   }
 
   /**
-   * A sliding window: at most `size` job.run requests are unanswered at once, and a slot freed by an answer is
+   * A sliding window: at most `size` job.run requests are unanswered at once (a cluster node: CLUSTER_STEPS_IN_FLIGHT
+   * times that), and a slot freed by an answer is
    * taken by the next client at once (the answer's write does not hold it). Children are inserted one batch of `size` rows ahead, when a slot frees, so neither
    * rows nor promises pile up for the whole run; a stop takes effect between batches. With `waitForResults`
    * (a batch of a staged run) it resolves once every started job ended too.
    */
   private async runConcurrently(targets: TargetClient[], waitForResults: boolean): Promise<void> {
     const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
-    const slots = new Slots(size);
+    // A cluster answers each node's share of a step at once, when its slowest client has answered: several steps
+    // in flight keep every node busy instead of each step waiting for the one before.
+    const slots = new Slots(this.deps.single.dispatchesBatches ? size * CLUSTER_STEPS_IN_FLIGHT : size);
     /** Children answered whose start record or failure is still being written. */
     const writing = new Set<Promise<unknown>>();
     let failure: { err: unknown } | undefined;
