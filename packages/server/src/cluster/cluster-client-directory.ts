@@ -3,6 +3,7 @@ import { CachedClientDirectory } from '../core/clients/cached-client-directory.j
 import type { ClientEvents, ClientOwner } from '../core/clients/client-events.js';
 import type { ClientChangeFeed, ClientRepository, ClientsLog, StoredClient } from '../core/clients/ports.js';
 import { fromStored } from '../core/clients/stored-client.js';
+import { forEachInSlices } from '../core/slices.js';
 
 /** What changes in a row when another node changes the client. */
 const signature = (row: StoredClient): string =>
@@ -78,7 +79,7 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       ? { rows: await this.repository.loadAll(), removed: [] }
       : await this.changeFeed.changedSince((this.lastReadAt ?? 0) - this.settings.overlapMs);
     await this.markStale(rows, live, settled, startUp);
-    this.take(rows, startUp);
+    await this.take(rows, startUp);
     const present = new Set(rows.map((row) => row.id));
     const gone = full ? [...this.records.keys()] : removed;
     for (const id of gone) {
@@ -151,17 +152,17 @@ export class ClusterClientDirectory extends CachedClientDirectory {
   }
 
   /** Takes in the rows other nodes changed. */
-  private take(rows: readonly StoredClient[], startUp: boolean): void {
-    for (const row of rows) {
-      if (row.owner?.nodeId === this.nodeId && !startUp) continue; // this node's own writes are the truth
-      if (this.holdsHere(row.id)) continue;
+  private take(rows: readonly StoredClient[], startUp: boolean): Promise<void> {
+    return forEachInSlices(rows, (row) => {
+      if (row.owner?.nodeId === this.nodeId && !startUp) return; // this node's own writes are the truth
+      if (this.holdsHere(row.id)) return;
       const sig = signature(row);
-      if (this.seen.get(row.id) === sig) continue;
+      if (this.seen.get(row.id) === sig) return;
       this.seen.set(row.id, sig);
       if (row.connectionState === 'connected' && row.owner) this.owners.set(row.id, { ...row.owner });
       else this.owners.delete(row.id);
       this.remember(fromStored(row));
-    }
+    });
   }
 
   private holdsHere(id: string): boolean {

@@ -11,9 +11,16 @@ import { LocalClientEvents } from '../core/clients/local-client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
 import { decodeJson, encodeJson } from './dispatch-wire.js';
 
-type JobEvent =
-  | { origin: string; type: 'jobFinished'; event: ClientEventMap['jobFinished'] }
-  | { origin: string; type: 'jobOutput'; event: ClientEventMap['jobOutput'] };
+type JobEvent = { origin: string; type: 'jobOutput'; event: ClientEventMap['jobOutput'] };
+
+/** The jobs that ended on a node within one turn of its event loop, sent together. */
+interface JobsFinished {
+  origin: string;
+  events: ClientEventMap['jobFinished'][];
+}
+
+/** Job ends sent in one message at most. */
+const MAX_FINISHED_PER_MESSAGE = 4_000;
 
 interface Follow {
   origin: string;
@@ -24,7 +31,7 @@ interface Follow {
 /**
  * Client events of a cluster node: in process as on a single node, and job events carried between nodes, since
  * a job's result arrives on the node holding its client while the run waiting for it, or the /ws/commands socket
- * showing it, may be on another. `jobFinished` goes to every node; `jobOutput` only while some node follows that
+ * showing it, may be on another. `jobFinished` goes to every node, batched per turn of the event loop; `jobOutput` only while some node follows that
  * job (a node following one says so to the others, so output nobody watches is still never decoded).
  */
 export class ClusterClientEvents implements ClientEvents {
@@ -32,6 +39,8 @@ export class ClusterClientEvents implements ClientEvents {
   /** Job ids other nodes follow the output of, with how many followers. */
   private readonly remoteFollows = new Map<string, number>();
   private readonly subscriptions: Subscription[] = [];
+  /** Job ends not sent to the other nodes yet (see finishedSoon). */
+  private readonly finished: ClientEventMap['jobFinished'][] = [];
 
   constructor(
     private readonly nc: NatsConnection,
@@ -42,8 +51,10 @@ export class ClusterClientEvents implements ClientEvents {
 
   start(): void {
     this.listen<JobEvent>(`${this.prefix}.events.jobs`, (message) => {
-      if (message.type === 'jobFinished') this.local.publish('jobFinished', message.event);
-      else this.local.publish('jobOutput', message.event);
+      if (message.type === 'jobOutput') this.local.publish('jobOutput', message.event);
+    });
+    this.listen<JobsFinished>(`${this.prefix}.events.finished`, (message) => {
+      for (const event of message.events) this.local.publish('jobFinished', event);
     });
     this.listen<Follow>(`${this.prefix}.events.follow`, ({ jid, delta }) => {
       const count = (this.remoteFollows.get(jid) ?? 0) + delta;
@@ -57,12 +68,32 @@ export class ClusterClientEvents implements ClientEvents {
   }
 
   publish<T extends ClientEventType>(type: T, event: ClientEventMap[T]): void {
-    const wide =
-      type === 'jobFinished' ||
-      (type === 'jobOutput' && this.remoteFollows.has((event as ClientEventMap['jobOutput']).jid));
-    if (wide) this.send(`${this.prefix}.events.jobs`, { origin: this.nodeId, type, event } as JobEvent);
+    if (type === 'jobFinished') this.finishedSoon(event as ClientEventMap['jobFinished']);
+    else if (type === 'jobOutput' && this.remoteFollows.has((event as ClientEventMap['jobOutput']).jid))
+      this.send(`${this.prefix}.events.jobs`, {
+        origin: this.nodeId,
+        type: 'jobOutput',
+        event: event as ClientEventMap['jobOutput'],
+      });
     this.local.publish(type, event);
   }
+
+  /**
+   * Every node learns of every job's end, but a fan-out ends thousands in a moment: those of one turn of the event
+   * loop go out as one message, so each node decodes one message per batch instead of one per job.
+   */
+  private finishedSoon(event: ClientEventMap['jobFinished']): void {
+    if (this.finished.length === 0) setImmediate(this.sendFinished);
+    this.finished.push(event);
+    // Far below NATS's max_payload (1 MiB by default) at ~60 bytes per job.
+    if (this.finished.length >= MAX_FINISHED_PER_MESSAGE) this.sendFinished();
+  }
+
+  private readonly sendFinished = (): void => {
+    if (this.finished.length === 0) return;
+    const events = this.finished.splice(0);
+    this.send(`${this.prefix}.events.finished`, { origin: this.nodeId, events });
+  };
 
   subscribe<T extends ClientEventType>(type: T, handler: ClientEventHandler<T>): Unsubscribe {
     return this.local.subscribe(type, handler);
@@ -85,7 +116,7 @@ export class ClusterClientEvents implements ClientEvents {
     return this.local.followed(type, key) || (type === 'jobOutput' && this.remoteFollows.has(key));
   }
 
-  private send(subject: string, message: JobEvent | Follow): void {
+  private send(subject: string, message: JobEvent | JobsFinished | Follow): void {
     try {
       this.nc.publish(subject, encodeJson(message));
     } catch (err) {

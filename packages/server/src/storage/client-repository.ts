@@ -1,3 +1,4 @@
+import { mapInSlices } from '../core/slices.js';
 import type { ConnectionState } from '../core/clients/client-record.js';
 import type { ClientOwner } from '../core/clients/client-events.js';
 import type {
@@ -76,7 +77,7 @@ export class SqlClientRepository implements ClientRepository, ClientChangeFeed {
   loadAll(): Promise<StoredClient[]> {
     return withStorageErrors(async () => {
       const rows = await this.database.db.selectFrom('clients').select(ROW_COLUMNS).execute();
-      return rows.map(fromRow);
+      return mapInSlices(rows, fromRow);
     });
   }
 
@@ -93,7 +94,7 @@ export class SqlClientRepository implements ClientRepository, ClientChangeFeed {
         .select('id')
         .where('removed_at', '>=', since)
         .execute();
-      return { rows: rows.map(fromRow), removed: removed.map((row) => row.id) };
+      return { rows: await mapInSlices(rows, fromRow), removed: removed.map((row) => row.id) };
     });
   }
 
