@@ -197,6 +197,50 @@ test('a newer claim on another node reaches the holder through the key watch, wi
   expect(changes.took).toEqual([]);
 });
 
+test('a node finds which node holds a client in its watch of the keys, without a request to NATS', async () => {
+  const a = await node('a', 'p7_presence');
+  const b = await node('b', 'p7_presence');
+  const ids = Array.from({ length: 50 }, (_, i) => `watch-${i}`);
+  ids.forEach((clientId, i) =>
+    b.events.publish('attached', { clientId, owner: { nodeId: 'b', epoch: i + 1 } }),
+  );
+  for (const clientId of ids)
+    await until(
+      () => a.presence.owner(clientId),
+      (o) => o?.nodeId === 'b',
+    );
+
+  // Every request node a sends to JetStream passes the server as a message a wiretap can count.
+  const tap = await connect({ servers: nats.url });
+  connections.push(tap);
+  const reads: string[] = [];
+  let markerSeen: () => void = () => undefined;
+  const marker = new Promise<void>((resolve) => (markerSeen = resolve));
+  const api = tap.subscribe('$JS.API.>', {
+    callback: (_err, msg) => {
+      if (msg.subject.includes('KV_p7_presence_clients') && msg.subject.includes('GET'))
+        reads.push(msg.subject);
+    },
+  });
+  const done = tap.subscribe('test.p7.marker', { callback: () => markerSeen() });
+  await tap.flush();
+  const owners = await Promise.all(ids.map((clientId) => a.presence.owner(clientId)));
+  // Node a's messages reach the tap in order: once its marker is there, every read it made before is counted.
+  a.nc.publish('test.p7.marker');
+  await marker;
+  api.unsubscribe();
+  done.unsubscribe();
+  expect(owners).toEqual(ids.map((_, i) => ({ nodeId: 'b', epoch: i + 1 })));
+  expect(reads).toEqual([]);
+
+  // A key deleted (the agent left) is gone from the watch too.
+  b.events.publish('detached', { clientId: 'watch-0', owner: { nodeId: 'b', epoch: 1 } });
+  await until(
+    () => a.presence.owner('watch-0'),
+    (o) => o === undefined,
+  );
+});
+
 test('a key naming a node that is gone counts for nothing: any epoch takes it over, no take-over is told, forget deletes the rest', async () => {
   const changes = recorder();
   const a = await node('a', 'p5_presence', changes);
