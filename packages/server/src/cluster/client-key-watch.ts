@@ -3,6 +3,12 @@ import type { ClientOwner } from '../core/clients/client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
 import { clientIdOfKey, ownerOf } from './presence-keys.js';
 
+/** A client key as the watch last saw it. */
+export interface KeyedOwner {
+  owner: ClientOwner;
+  revision: number;
+}
+
 /** Wait before watching again after the watch ended (NATS away). */
 const RETRY_MS = 1_000;
 
@@ -14,7 +20,7 @@ const RETRY_MS = 1_000;
  * client it holds, even when the take-over message is lost. Watches again after the watch ends, until stopped.
  */
 export class ClientKeyWatch {
-  private readonly owners = new Map<string, ClientOwner>();
+  private readonly owners = new Map<string, KeyedOwner>();
   private caughtUp = false;
   private stopped = false;
   private iterator: QueuedIterator<KvEntry> | undefined;
@@ -33,6 +39,16 @@ export class ClientKeyWatch {
    * known (or the watch is not current), so that the caller reads the key itself.
    */
   owner(clientId: string): ClientOwner | undefined {
+    return this.caughtUp ? this.owners.get(clientId)?.owner : undefined;
+  }
+
+  /** Whether the map holds every key of the bucket (up to the latest writes on their way). */
+  get current(): boolean {
+    return this.caughtUp;
+  }
+
+  /** The client's key as last seen (its owner and revision), while current; undefined when there is none. */
+  entry(clientId: string): KeyedOwner | undefined {
     return this.caughtUp ? this.owners.get(clientId) : undefined;
   }
 
@@ -72,7 +88,7 @@ export class ClientKeyWatch {
       this.owners.delete(clientId);
       return;
     }
-    this.owners.set(clientId, owner);
+    this.owners.set(clientId, { owner, revision: entry.revision });
     if (this.caughtUp) this.seen(clientId, owner);
   }
 }

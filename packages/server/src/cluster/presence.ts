@@ -28,6 +28,10 @@ export interface NodeInfo {
 const KEYS_DEADLINE_MS = 1_000;
 /** KV calls in flight when presence writes many client keys at once (after NATS came back, at shutdown). */
 const PIPELINE_WIDTH = 64;
+/** Deletes of a gone node's client keys in flight at once, and how many between two pauses of FORGET_PAUSE_MS. */
+const FORGET_WIDTH = 8;
+const FORGET_SLICE = 200;
+const FORGET_PAUSE_MS = 100;
 /** How long shutdown spends deleting this node's client keys (NATS may be away). */
 const CLOSE_DEADLINE_MS = 5_000;
 
@@ -214,15 +218,40 @@ export class Presence {
    * already; this keeps the bucket from filling with them). A key another node wrote meanwhile stays.
    */
   async forget(nodeId: string, clientIds: readonly string[]): Promise<void> {
-    const { failed } = await pipelined(clientIds, PIPELINE_WIDTH, async (clientId) => {
-      if (nodeId === this.settings.nodeId && this.held.has(clientId)) return;
-      const key = clientKey(clientId);
-      const entry = await this.clientsKv.get(key);
-      if (entry && ownerOf(entry)?.nodeId === nodeId)
-        await this.clientsKv.delete(key, { previousSeq: entry.revision });
-    });
+    let failed = 0;
+    // Housekeeping while that node's agents reconnect here: a slice at a time, with a pause after each.
+    for (let at = 0; at < clientIds.length; at += FORGET_SLICE) {
+      if (at > 0) await delay(FORGET_PAUSE_MS);
+      const slice = clientIds.slice(at, at + FORGET_SLICE);
+      failed += (
+        await pipelined(slice, FORGET_WIDTH, async (clientId) => {
+          if (nodeId === this.settings.nodeId && this.held.has(clientId)) return;
+          const revision = await this.revisionNaming(nodeId, clientId);
+          if (revision === undefined) return;
+          // A key written meanwhile (the agent connected again) stays: that is what the revision guards.
+          await this.clientsKv
+            .delete(clientKey(clientId), { previousSeq: revision })
+            .catch((err: unknown) => {
+              if (!/wrong last sequence/i.test(String(err))) throw err;
+            });
+        })
+      ).failed;
+    }
     if (failed > 0)
       this.log.warn({ node: nodeId, keys: failed }, 'some client keys of a node that left stay in presence');
+  }
+
+  /**
+   * The revision of the client's key while it names `nodeId`, else undefined: from the watch when it is current (no
+   * request), else read from NATS.
+   */
+  private async revisionNaming(nodeId: string, clientId: string): Promise<number | undefined> {
+    if (this.watch?.current) {
+      const seen = this.watch.entry(clientId);
+      return seen?.owner.nodeId === nodeId ? seen.revision : undefined;
+    }
+    const entry = await this.clientsKv.get(clientKey(clientId));
+    return entry && ownerOf(entry)?.nodeId === nodeId ? entry.revision : undefined;
   }
 
   /** Shutdown: this node's clients and then the node leave presence at once. */
