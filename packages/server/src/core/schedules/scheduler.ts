@@ -55,23 +55,30 @@ export class Scheduler {
    * then at each minute.
    */
   start(firstDelayMs = 0, timers: SchedulerTimers = globalThis): void {
-    const arm = (ms: number) => {
+    const now = () => this.deps.clock.now().getTime();
+    const armAt = (due: number) => {
       if (this.stopped) return;
-      const due = this.deps.clock.now().getTime() + ms;
-      this.timer = timers.setTimeout(() => {
-        const startedAt = this.deps.clock.now().getTime();
-        if (startedAt - due > SLOW_MS)
-          this.deps.log.warn({ late_ms: startedAt - due }, 'schedules: the minute tick started late');
-        void this.tick().finally(() => {
-          const now = this.deps.clock.now().getTime();
-          if (now - startedAt > SLOW_MS)
-            this.deps.log.warn({ took_ms: now - startedAt }, 'schedules: a tick took long');
-          arm(MINUTE - (now % MINUTE));
-        });
-      }, ms);
+      this.timer = timers.setTimeout(
+        () => {
+          const startedAt = now();
+          // A timer may fire a few ms early by the wall clock: a tick then would find the minute not yet due and
+          // the next would come a minute later, firing this minute late and merging it with the next.
+          if (startedAt < due) return armAt(due);
+          if (startedAt - due > SLOW_MS)
+            this.deps.log.warn({ late_ms: startedAt - due }, 'schedules: the minute tick started late');
+          void this.tick().finally(() => {
+            const end = now();
+            if (end - startedAt > SLOW_MS)
+              this.deps.log.warn({ took_ms: end - startedAt }, 'schedules: a tick took long');
+            // The minute after the one this tick handled: at once when the tick ran past it.
+            armAt(startedAt - (startedAt % MINUTE) + MINUTE);
+          });
+        },
+        Math.max(0, due - now()),
+      );
       (this.timer as { unref?: () => void }).unref?.();
     };
-    arm(firstDelayMs);
+    armAt(now() + firstDelayMs);
   }
 
   async stop(timers: SchedulerTimers = globalThis): Promise<void> {
