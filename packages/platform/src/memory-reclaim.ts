@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { collectGarbage } from './gc.js';
 import { trimCHeap } from './malloc-trim.js';
 
@@ -10,6 +11,14 @@ export const RECLAIM_QUIET_MS = 3_000;
  */
 export const SECOND_COLLECTION_MS = 3_000;
 
+/**
+ * Event-loop utilisation above which a collection waits: its pause, hundreds of ms with a heap of 15,000 agents,
+ * would hold up every request of a process that is busy (agents reconnecting after a node failed, say).
+ */
+export const BUSY_UTILIZATION = 0.5;
+/** The longest a collection waits for a quieter event loop; then it runs anyway. */
+export const MAX_POSTPONE_MS = 60_000;
+
 export interface MemoryReclaimTiming {
   /** Quiet time after the last burst before the first collection. */
   quietMs?: number;
@@ -17,6 +26,10 @@ export interface MemoryReclaimTiming {
   secondCollectionMs?: number;
   /** Runs one collection and returns its pause in ms (collectGarbage; a test watches its own through this). */
   collect?: (type: 'major') => number;
+  /** The longest a collection waits while the event loop is busy (MAX_POSTPONE_MS). */
+  maxPostponeMs?: number;
+  /** Event-loop utilisation above which a collection waits (BUSY_UTILIZATION; 1: never waits). */
+  busyUtilization?: number;
 }
 
 export interface ReclaimOutcome {
@@ -56,7 +69,7 @@ export function reclaimLogFields({ pausesMs, trimMs, rssBefore, rssAfter }: Recl
  * free them: the first finds the garbage, but leaves the surviving objects scattered over the grown pages; the
  * second moves them together so that V8 can give the emptied pages back. Then the C heap's free pages go back too
  * (trimCHeap): the Buffers' memory, freed by those collections. Each is a pause of the process, longer with a
- * larger live heap (see BENCHMARKS.md), once per burst.
+ * larger live heap (see BENCHMARKS.md), once per burst, and waits while the event loop is busy (whenIdle).
  */
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
@@ -64,6 +77,8 @@ export class MemoryReclaim {
   private readonly quietMs: number;
   private readonly secondCollectionMs: number;
   private readonly collect: (type: 'major') => number;
+  private readonly maxPostponeMs: number;
+  private readonly busyUtilization: number;
 
   constructor(
     /** Told each reclaim's pauses, its trim and the RSS before and after, for the log. */
@@ -73,6 +88,8 @@ export class MemoryReclaim {
     this.quietMs = timing.quietMs ?? RECLAIM_QUIET_MS;
     this.secondCollectionMs = timing.secondCollectionMs ?? SECOND_COLLECTION_MS;
     this.collect = timing.collect ?? collectGarbage;
+    this.maxPostponeMs = timing.maxPostponeMs ?? MAX_POSTPONE_MS;
+    this.busyUtilization = timing.busyUtilization ?? BUSY_UTILIZATION;
   }
 
   /**
@@ -86,11 +103,11 @@ export class MemoryReclaim {
   /** A burst of work that leaves garbage has happened (or is still going on). */
   afterLoad(): void {
     this.secondPending = false;
-    this.schedule(this.quietMs, () => {
+    this.whenIdle(this.quietMs, () => {
       const rssBefore = readRss();
       const first = this.collect('major');
       this.secondPending = true;
-      this.schedule(this.secondCollectionMs, () => {
+      this.whenIdle(this.secondCollectionMs, () => {
         this.secondPending = false;
         const second = this.collect('major');
         void trimCHeap().then((trimMs) =>
@@ -104,6 +121,19 @@ export class MemoryReclaim {
     this.secondPending = false;
     clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  /**
+   * Runs `task` after `ms`, and again `ms` later each time the event loop was busier than busyUtilization over the
+   * wait (for at most maxPostponeMs in all), unless another burst is reported first.
+   */
+  private whenIdle(ms: number, task: () => void, postponed = 0): void {
+    const since = performance.eventLoopUtilization();
+    this.schedule(ms, () => {
+      const busy = performance.eventLoopUtilization(since).utilization > this.busyUtilization;
+      if (busy && postponed < this.maxPostponeMs) this.whenIdle(ms, task, postponed + ms);
+      else task();
+    });
   }
 
   /** Runs `task` after `ms` unless another burst is reported first (which starts the wait again). */

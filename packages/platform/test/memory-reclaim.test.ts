@@ -63,7 +63,12 @@ test('a burst of work is followed, once quiet for a while, by two full collectio
 test('each new burst within the quiet time starts the wait again; stop() cancels the reclaim', () => {
   vi.useFakeTimers();
   const collected: string[] = [];
-  const reclaim = new MemoryReclaim(() => {}, { quietMs: 100, collect: (type) => (collected.push(type), 0) });
+  // Fake timers advance the event-loop clock as busy time: the reclaim is told never to wait for a quieter loop.
+  const reclaim = new MemoryReclaim(() => {}, {
+    quietMs: 100,
+    collect: (type) => (collected.push(type), 0),
+    busyUtilization: 1,
+  });
   try {
     for (let i = 0; i < 4; i += 1) {
       reclaim.afterLoad();
@@ -89,6 +94,7 @@ test('collecting says the first collection has run and the second is still to co
     quietMs: 100,
     secondCollectionMs: 300,
     collect: (type) => (collected.push(type), 0),
+    busyUtilization: 1,
   });
   try {
     reclaim.afterLoad();
@@ -111,5 +117,52 @@ test('collecting says the first collection has run and the second is still to co
   } finally {
     reclaim.stop();
     vi.useRealTimers();
+  }
+});
+
+test('a busy event loop postpones the collection until it is quieter, at most maxPostponeMs', async () => {
+  const QUIET_MS = 50;
+  const collected: number[] = [];
+  const collect = () => {
+    collected.push(performance.now());
+    return 0;
+  };
+  /** Keeps the event loop about 80 % busy (40 ms blocked out of every 50) until `ms` from now. */
+  const busyFor = (ms: number): Promise<number> =>
+    new Promise((resolve) => {
+      const end = performance.now() + ms;
+      const spin = () => {
+        const blockUntil = Math.min(end, performance.now() + 40);
+        while (performance.now() < blockUntil);
+        if (performance.now() >= end) resolve(performance.now());
+        else setTimeout(spin, 10);
+      };
+      spin();
+    });
+  const waiting = new MemoryReclaim(() => undefined, {
+    quietMs: QUIET_MS,
+    secondCollectionMs: QUIET_MS,
+    collect,
+  });
+  const cappedAt: number[] = [];
+  const capped = new MemoryReclaim(() => undefined, {
+    quietMs: QUIET_MS,
+    secondCollectionMs: QUIET_MS,
+    collect: () => (cappedAt.push(performance.now()), 0),
+    maxPostponeMs: 100,
+  });
+  try {
+    const start = performance.now();
+    waiting.afterLoad();
+    capped.afterLoad();
+    const idleFrom = await busyFor(600);
+    await vi.waitFor(() => expect(collected).toHaveLength(2), { timeout: 5_000 });
+    // Nothing collected while the loop was busy; the first collection came once a wait saw it quiet.
+    expect(collected[0]!).toBeGreaterThanOrEqual(idleFrom);
+    // With maxPostponeMs 100 the collection ran during the busy time after all.
+    expect(cappedAt[0]! - start).toBeLessThan(600);
+  } finally {
+    waiting.stop();
+    capped.stop();
   }
 });
