@@ -58,9 +58,10 @@ export class SchedulesService {
   ) {}
 
   async create(body: ScheduleBody, createdBy: string, viewer?: ScheduleViewer): Promise<Schedule> {
-    const now = this.clock.now();
     const definition = definitionOf(body);
     await this.scopes.assertTargets(definition, viewer);
+    // Read after the checks, right before the write: a minute's tick running meanwhile must not miss its firing.
+    const now = this.clock.now();
     const schedule: StoredSchedule = {
       id: randomUUID(),
       name: body.name,
@@ -87,9 +88,9 @@ export class SchedulesService {
     viewer?: ScheduleViewer,
   ): Promise<Schedule> {
     const current = await this.stored(id, viewer);
-    const now = this.clock.now();
     const definition = definitionOf(body);
     await this.scopes.assertTargets(definition, viewer);
+    const now = this.clock.now();
     const next: StoredSchedule = {
       ...current,
       name: body.name,
