@@ -16,7 +16,7 @@ import {
 import type { Database } from './database.js';
 import { isDeadlock, withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
-import { recordInBulk, storable } from './postgres-job-writes.js';
+import { insertInBulk, recordInBulk, storable } from './postgres-job-writes.js';
 import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import type { JobsTable, StorageSchema } from './schema.js';
 
@@ -262,7 +262,8 @@ export class SqlJobRepository implements JobRepository {
   insertMany(jobs: readonly StoredJob[]): Promise<void> {
     if (jobs.length === 0) return Promise.resolve();
     return withStorageErrors(async () => {
-      await this.database.db.insertInto('jobs').values(jobs.map(toRow)).execute();
+      if (this.database.engine === 'postgres') await insertInBulk(this.database.db, jobs.map(toRow));
+      else await this.database.db.insertInto('jobs').values(jobs.map(toRow)).execute();
     });
   }
 

@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import type { FinishedJob, StartedJob } from '../core/jobs/ports.js';
-import type { StorageSchema } from './schema.js';
+import type { JobsTable, StorageSchema } from './schema.js';
 
 const flag = (value: boolean): number => (value ? 1 : 0);
 
@@ -69,4 +69,52 @@ export async function recordInBulk(
     finishes.flatMap((f) => (f.started && !stored.has(f.jid) ? [{ jid: f.jid, started: f.started }] : [])),
   );
   return finishes.map((f) => stored.has(f.jid));
+}
+
+/** The PostgreSQL type of each column a job row is inserted with. */
+const INSERT_TYPES: Record<keyof Insertable<JobsTable>, string> = {
+  jid: 'text',
+  client_id: 'text',
+  client_name: 'text',
+  multi_job_id: 'text',
+  status: 'text',
+  created_at: 'bigint',
+  started_at: 'bigint',
+  finished_at: 'bigint',
+  created_by: 'text',
+  command: 'text',
+  interpreter: 'text',
+  cwd: 'text',
+  is_sudo: 'smallint',
+  is_script: 'smallint',
+  pid: 'integer',
+  timeout_sec: 'integer',
+  exit_code: 'integer',
+  error: 'text',
+  stdout: 'text',
+  stderr: 'text',
+  stdout_truncated: 'smallint',
+  stderr_truncated: 'smallint',
+  result_due_at: 'bigint',
+  status_presumed: 'smallint',
+  queue_expires_at: 'bigint',
+  timeout_kill: 'smallint',
+  queued_script: 'text',
+};
+
+/**
+ * PostgreSQL: job rows inserted from one array per column (`unnest`), a few dozen parameters for the whole batch
+ * instead of one per value (7,000 for 256 rows), which PostgreSQL and the driver would each handle one by one.
+ */
+export async function insertInBulk(
+  db: Kysely<StorageSchema>,
+  rows: readonly Insertable<JobsTable>[],
+): Promise<void> {
+  const columns = Object.keys(rows[0] ?? {}) as (keyof Insertable<JobsTable>)[];
+  if (columns.length === 0) return;
+  const arrays = columns.map(
+    (column) => sql`${rows.map((row) => row[column] ?? null)}::${sql.raw(INSERT_TYPES[column])}[]`,
+  );
+  await sql`INSERT INTO jobs (${sql.join(columns.map((column) => sql.ref(column)))})
+    SELECT * FROM unnest(${sql.join(arrays)})`.execute(db);
 }
