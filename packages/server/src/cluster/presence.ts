@@ -86,6 +86,9 @@ export class Presence {
   private watch: ClientKeyWatch | undefined;
   private readonly startedAt = new Date().toISOString();
   private changes: OwnerChanges | undefined;
+  /** The reading of the node keys under way, shared by its callers, and when the last one started. */
+  private reading: Promise<NodeInfo[]> | undefined;
+  private lastReadAt: number | undefined;
 
   private constructor(
     private readonly nodesKv: KV,
@@ -188,9 +191,6 @@ export class Presence {
     });
     return this.reading;
   }
-
-  private reading: Promise<NodeInfo[]> | undefined;
-  private lastReadAt: number | undefined;
 
   private async readNodes(): Promise<NodeInfo[]> {
     const startedAt = Date.now();
