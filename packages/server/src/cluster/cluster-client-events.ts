@@ -11,7 +11,10 @@ import { LocalClientEvents } from '../core/clients/local-client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
 import { decodeJson, encodeJson } from './dispatch-wire.js';
 
-type JobEvent = { origin: string; type: 'jobOutput'; event: ClientEventMap['jobOutput'] };
+/** `jobFinished` on this subject comes from a node of an earlier version (one message per job). */
+type JobEvent =
+  | { origin: string; type: 'jobOutput'; event: ClientEventMap['jobOutput'] }
+  | { origin: string; type: 'jobFinished'; event: ClientEventMap['jobFinished'] };
 
 /** The jobs that ended on a node within one turn of its event loop, sent together. */
 interface JobsFinished {
@@ -31,8 +34,9 @@ interface Follow {
 /**
  * Client events of a cluster node: in process as on a single node, and job events carried between nodes, since
  * a job's result arrives on the node holding its client while the run waiting for it, or the /ws/commands socket
- * showing it, may be on another. `jobFinished` goes to every node, batched per turn of the event loop; `jobOutput` only while some node follows that
- * job (a node following one says so to the others, so output nobody watches is still never decoded).
+ * showing it, may be on another. `jobFinished` goes to every node, batched per turn of the event loop; `jobOutput`
+ * only while some node follows that job (a node following one says so to the others, so output nobody watches is
+ * still never decoded).
  */
 export class ClusterClientEvents implements ClientEvents {
   private readonly local = new LocalClientEvents();
@@ -52,6 +56,7 @@ export class ClusterClientEvents implements ClientEvents {
   start(): void {
     this.listen<JobEvent>(`${this.prefix}.events.jobs`, (message) => {
       if (message.type === 'jobOutput') this.local.publish('jobOutput', message.event);
+      else this.local.publish('jobFinished', message.event);
     });
     this.listen<JobsFinished>(`${this.prefix}.events.finished`, (message) => {
       for (const event of message.events) this.local.publish('jobFinished', event);

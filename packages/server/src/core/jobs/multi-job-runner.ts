@@ -228,11 +228,11 @@ export class MultiJobRunner {
   }
 
   /**
-   * A sliding window: at most `size` job.run requests are unanswered at once (a cluster node: CLUSTER_STEPS_IN_FLIGHT
-   * times that), and a slot freed by an answer is
-   * taken by the next client at once (the answer's write does not hold it). Children are inserted one batch of `size` rows ahead, when a slot frees, so neither
-   * rows nor promises pile up for the whole run; a stop takes effect between batches. With `waitForResults`
-   * (a batch of a staged run) it resolves once every started job ended too.
+   * A sliding window: at most `size` job.run requests are unanswered at once (a cluster node:
+   * CLUSTER_STEPS_IN_FLIGHT times that), and a slot freed by an answer is taken by the next client at once (the
+   * answer's write does not hold it). Children are inserted one batch of `size` rows ahead, when a slot frees, so
+   * neither rows nor promises pile up for the whole run; a stop takes effect between batches. With
+   * `waitForResults` (a batch of a staged run) it resolves once every started job ended too.
    */
   private async runConcurrently(targets: TargetClient[], waitForResults: boolean): Promise<void> {
     const size = Math.min(this.deps.window ?? CONCURRENT_WINDOW, MAX_JOBS_PER_INSERT);
