@@ -54,17 +54,21 @@ export class ClusterClientEvents implements ClientEvents {
   ) {}
 
   start(): void {
-    this.listen<JobEvent>(`${this.prefix}.events.jobs`, (message) => {
-      if (message.type === 'jobOutput') this.local.publish('jobOutput', message.event);
-      else this.local.publish('jobFinished', message.event);
-    });
-    this.listen<JobsFinished>(`${this.prefix}.events.finished`, (message) => {
-      for (const event of message.events) this.local.publish('jobFinished', event);
-    });
-    this.listen<Follow>(`${this.prefix}.events.follow`, ({ jid, delta }) => {
-      const count = (this.remoteFollows.get(jid) ?? 0) + delta;
-      if (count > 0) this.remoteFollows.set(jid, count);
-      else this.remoteFollows.delete(jid);
+    const subject = (name: string) => `${this.prefix}.events.${name}`;
+    // One subscription for every kind, so that a job's output and its end are handled in the order sent.
+    this.listen(`${this.prefix}.events.*`, {
+      [subject('jobs')]: (message: JobEvent) => {
+        if (message.type === 'jobOutput') this.local.publish('jobOutput', message.event);
+        else this.local.publish('jobFinished', message.event);
+      },
+      [subject('finished')]: (message: JobsFinished) => {
+        for (const event of message.events) this.local.publish('jobFinished', event);
+      },
+      [subject('follow')]: ({ jid, delta }: Follow) => {
+        const count = (this.remoteFollows.get(jid) ?? 0) + delta;
+        if (count > 0) this.remoteFollows.set(jid, count);
+        else this.remoteFollows.delete(jid);
+      },
     });
   }
 
@@ -129,17 +133,19 @@ export class ClusterClientEvents implements ClientEvents {
     }
   }
 
-  /** Messages of other nodes on the subject (this node's own are delivered in process already). */
-  private listen<M extends { origin: string }>(subject: string, handle: (message: M) => void): void {
-    const subscription = this.nc.subscribe(subject);
+  /** Messages of other nodes on the subjects, each to its handler (this node's own are delivered in process). */
+  private listen(pattern: string, handlers: Record<string, ((message: never) => void) | undefined>): void {
+    const subscription = this.nc.subscribe(pattern);
     this.subscriptions.push(subscription);
     void (async () => {
       for await (const raw of subscription) {
+        const handle = handlers[raw.subject] as ((message: { origin: string }) => void) | undefined;
+        if (!handle) continue;
         try {
-          const message = decodeJson<M>(raw.data);
+          const message = decodeJson<{ origin: string }>(raw.data);
           if (message.origin !== this.nodeId) handle(message);
         } catch (err) {
-          this.log.warn({ err, subject }, 'a cluster event could not be handled');
+          this.log.warn({ err, subject: raw.subject }, 'a cluster event could not be handled');
         }
       }
     })();
