@@ -35,19 +35,9 @@ export class ClientKeyWatch {
   }
 
   /**
-   * The owner the client's key named when last seen, while the watch is current; undefined when the key is not
-   * known (or the watch is not current), so that the caller reads the key itself.
+   * The client's key as last seen (its owner and revision), while the watch is current; undefined when the key is
+   * not known (or the watch is not current), so that the caller reads the key itself.
    */
-  owner(clientId: string): ClientOwner | undefined {
-    return this.caughtUp ? this.owners.get(clientId)?.owner : undefined;
-  }
-
-  /** Whether the map holds every key of the bucket (up to the latest writes on their way). */
-  get current(): boolean {
-    return this.caughtUp;
-  }
-
-  /** The client's key as last seen (its owner and revision), while current; undefined when there is none. */
   entry(clientId: string): KeyedOwner | undefined {
     return this.caughtUp ? this.owners.get(clientId) : undefined;
   }

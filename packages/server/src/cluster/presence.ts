@@ -1,7 +1,7 @@
 import type { KV, NatsConnection } from 'nats';
 import type { ClientEvents, ClientOwner, Unsubscribe } from '../core/clients/client-events.js';
 import type { ClientsLog } from '../core/clients/ports.js';
-import { ClientKeyWatch } from './client-key-watch.js';
+import { ClientKeyWatch, type KeyedOwner } from './client-key-watch.js';
 import { LegacyClientKeys } from './legacy-client-keys.js';
 import { pipelined } from './pipelined.js';
 import { clientKey, encode, isPut, nodeKey, ownerOf } from './presence-keys.js';
@@ -162,7 +162,7 @@ export class Presence {
 
   /** Which node holds the client now; undefined when none does (or the node its key names is gone). */
   async owner(clientId: string): Promise<ClientOwner | undefined> {
-    const current = this.watch?.owner(clientId) ?? ownerOf(await this.clientsKv.get(clientKey(clientId)));
+    const current = (await this.clientKeyEntry(clientId))?.owner;
     if (!current) {
       // A node of an older version may hold it (rolling upgrade).
       if (this.olderNodes.size === 0) return undefined;
@@ -226,11 +226,11 @@ export class Presence {
       failed += (
         await pipelined(slice, FORGET_WIDTH, async (clientId) => {
           if (nodeId === this.settings.nodeId && this.held.has(clientId)) return;
-          const revision = await this.revisionNaming(nodeId, clientId);
-          if (revision === undefined) return;
+          const key = await this.clientKeyEntry(clientId);
+          if (key?.owner.nodeId !== nodeId) return;
           // A key written meanwhile (the agent connected again) stays: that is what the revision guards.
           await this.clientsKv
-            .delete(clientKey(clientId), { previousSeq: revision })
+            .delete(clientKey(clientId), { previousSeq: key.revision })
             .catch((err: unknown) => {
               if (!/wrong last sequence/i.test(String(err))) throw err;
             });
@@ -241,17 +241,13 @@ export class Presence {
       this.log.warn({ node: nodeId, keys: failed }, 'some client keys of a node that left stay in presence');
   }
 
-  /**
-   * The revision of the client's key while it names `nodeId`, else undefined: from the watch when it is current (no
-   * request), else read from NATS.
-   */
-  private async revisionNaming(nodeId: string, clientId: string): Promise<number | undefined> {
-    if (this.watch?.current) {
-      const seen = this.watch.entry(clientId);
-      return seen?.owner.nodeId === nodeId ? seen.revision : undefined;
-    }
+  /** The client's key (owner and revision): from the watch, else (not seen there yet) read from NATS. */
+  private async clientKeyEntry(clientId: string): Promise<KeyedOwner | undefined> {
+    const seen = this.watch?.entry(clientId);
+    if (seen) return seen;
     const entry = await this.clientsKv.get(clientKey(clientId));
-    return entry && ownerOf(entry)?.nodeId === nodeId ? entry.revision : undefined;
+    const owner = ownerOf(entry);
+    return entry && owner ? { owner, revision: entry.revision } : undefined;
   }
 
   /** Shutdown: this node's clients and then the node leave presence at once. */
