@@ -16,7 +16,8 @@ import {
 import type { Database } from './database.js';
 import { isDeadlock, withStorageErrors } from './errors.js';
 import { executeSqlList, type SqlColumnMap } from './list-query-sql.js';
-import { insertInBulk, recordInBulk, storable } from './postgres-job-writes.js';
+import { flag, storable } from './job-values.js';
+import { insertInBulk, recordInBulk } from './postgres-job-writes.js';
 import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import type { JobsTable, StorageSchema } from './schema.js';
 
@@ -39,7 +40,6 @@ const COLUMNS: SqlColumnMap = {
 const toMillis = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
 const toIso = (ms: number | string | null): string | null =>
   ms === null ? null : new Date(Number(ms)).toISOString();
-const flag = (value: boolean): number => (value ? 1 : 0);
 const isSet = (value: number | string | boolean): boolean => Number(value) === 1 || value === true;
 
 function toJob(row: Selectable<JobsTable>): Job {

@@ -1,3 +1,4 @@
+import { flag } from './job-values.js';
 import type { Selectable } from 'kysely';
 import type { ListQuery, MultiJobSummary } from '@svc/protocol';
 import type {
@@ -23,7 +24,6 @@ const COLUMNS: SqlColumnMap = {
 /** Runs read per query while `listWhere` looks through them (each carries its target ids). */
 const SCAN_PAGE = 200;
 
-const flag = (value: boolean): number => (value ? 1 : 0);
 const isSet = (value: number | string | boolean): boolean => Number(value) === 1 || value === true;
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));

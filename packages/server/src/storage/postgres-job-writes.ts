@@ -1,11 +1,7 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { FinishedJob, StartedJob } from '../core/jobs/ports.js';
+import { flag, storable } from './job-values.js';
 import type { JobsTable, StorageSchema } from './schema.js';
-
-const flag = (value: boolean): number => (value ? 1 : 0);
-
-/** PostgreSQL text cannot hold NUL; output is stored with NUL as U+FFFD, like other undecodable bytes. */
-export const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
 
 /**
  * PostgreSQL: a batch of job starts as one UPDATE over arrays. One statement per batch instead of one round trip
