@@ -56,7 +56,8 @@ function completeEvents(events: TraceEvent[]): TraceEvent[] {
   return out.sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0));
 }
 
-export function summariseTrace(trace: Buffer | string): TraceSummary {
+/** A trace's events, and the renderer main threads among them as `pid:tid`. */
+function parseTrace(trace: Buffer | string): { events: TraceEvent[]; mains: Set<string> } {
   const parsed = JSON.parse(trace.toString()) as { traceEvents?: TraceEvent[] } | TraceEvent[];
   const events = Array.isArray(parsed) ? parsed : (parsed.traceEvents ?? []);
   const mains = new Set(
@@ -64,6 +65,11 @@ export function summariseTrace(trace: Buffer | string): TraceSummary {
       .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
       .map((e) => `${e.pid}:${e.tid}`),
   );
+  return { events, mains };
+}
+
+export function summariseTrace(trace: Buffer | string): TraceSummary {
+  const { events, mains } = parseTrace(trace);
   const byThread = new Map<string, TraceEvent[]>();
   for (const event of events) {
     const thread = `${event.pid}:${event.tid}`;
@@ -113,13 +119,7 @@ export function traceLines(summary: TraceSummary, top = 20): string {
  * top-level task of at least `minMs`, with its longest child events, in ms from the first event.
  */
 export function timelineLines(trace: Buffer | string, minMs = 8): string {
-  const parsed = JSON.parse(trace.toString()) as { traceEvents?: TraceEvent[] } | TraceEvent[];
-  const events = Array.isArray(parsed) ? parsed : (parsed.traceEvents ?? []);
-  const mains = new Set(
-    events
-      .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-      .map((e) => `${e.pid}:${e.tid}`),
-  );
+  const { events, mains } = parseTrace(trace);
   const own = completeEvents(events.filter((e) => mains.has(`${e.pid}:${e.tid}`) && e.ph !== 'M'));
   const sends = events.filter((e) => e.name === 'ResourceSendRequest');
   const start = Math.min(...own.map((e) => e.ts), ...sends.map((e) => e.ts));
