@@ -141,14 +141,19 @@ function failoverChecks(result: FailoverResult): Check[] {
   ];
 }
 
-/** "group ms" for each process group, medians over the runs, largest first, with the sum. */
+/** "group ms" for each process group, largest first, with the sum. */
+function cpuRow(msByGroup: Record<string, number>): string {
+  const sorted = Object.entries(msByGroup).sort((a, b) => b[1] - a[1]);
+  const sum = sorted.reduce((n, [, ms]) => n + ms, 0);
+  return `${sorted.map(([group, ms]) => `${group} ${ms.toFixed(0)}`).join(', ')}; sum ${sum.toFixed(0)} ms`;
+}
+
+/** cpuRow of the medians over the runs. */
 function machineCpuRow(runs: FanoutRun[]): string {
   const groups = [...new Set(runs.flatMap((run) => Object.keys(run.machineCpuMs)))];
-  const medians = groups
-    .map((group) => [group, median(runs.map((run) => run.machineCpuMs[group] ?? 0))] as const)
-    .sort((a, b) => b[1] - a[1]);
-  const sum = medians.reduce((n, [, ms]) => n + ms, 0);
-  return `${medians.map(([group, ms]) => `${group} ${ms.toFixed(0)}`).join(', ')}; sum ${sum.toFixed(0)} ms`;
+  return cpuRow(
+    Object.fromEntries(groups.map((group) => [group, median(runs.map((run) => run.machineCpuMs[group] ?? 0))])),
+  );
 }
 
 async function main(): Promise<boolean> {
@@ -305,6 +310,10 @@ async function main(): Promise<boolean> {
     [`failover: last of ${result.agents} accepted by another node`, seconds(result.reconnectedMs)],
     ['failover: all listed connected through every surviving node', seconds(result.listedMs)],
     [`failover: ${result.victim} gone from /status cluster.nodes`, seconds(result.goneFromStatusMs)],
+    [
+      'failover: machine CPU by process group from the kill until all were listed',
+      cpuRow(result.machineCpuMs),
+    ],
     ...result.status.map((s) => [
       `GET /status on ${s.node} meanwhile (${s.count} at ${STATUS_RATE}/s) p50 / p99 / max; not 200; skipped`,
       `${[s.p50, s.p99, s.max].map(ms1).join(' / ')}; ${s.errors}; ${s.skipped}`,

@@ -8,9 +8,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient, type StatusData } from './api-client.js';
 import { onCleanUp } from './bench-runner.js';
-import { connectedIdsOf } from './cluster-measures.js';
+import { connectedIdsOf, machineGroups } from './cluster-measures.js';
 import type { BenchNode } from './cluster-setup.js';
 import { RateProbe, summarize, type LatencySummary } from './latency.js';
+import { cpuByGroup } from './proc-stats.js';
 import { progress } from './report.js';
 import { API_USER } from './svcd-process.js';
 
@@ -42,6 +43,8 @@ export interface FailoverResult {
   failures: Record<string, number>;
   /** GET /status clients_connected of each surviving node at the end. */
   connectedAtEnd: Record<string, number>;
+  /** CPU time (ms) by process group from the kill until all were listed (or the timeout): where the move went. */
+  machineCpuMs: Record<string, number>;
 }
 
 /** Full listings (every victim agent, 500 per page) at most this often. */
@@ -95,6 +98,9 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
   const killAt = Date.now();
   progress(`SIGKILL to ${victim.id} holding ${victim.agents} agents`);
   await victim.svcd.kill();
+  const groupOf = machineGroups(survivors);
+  const machineBefore = cpuByGroup(groupOf);
+  let machineCpuMs: Record<string, number> = {};
 
   let reconnectedAt: number | undefined;
   let listedAt: number | undefined;
@@ -130,6 +136,9 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
       await sleep(LOOP_MS);
     }
   } finally {
+    machineCpuMs = Object.fromEntries(
+      [...cpuByGroup(groupOf)].map(([group, total]) => [group, total - (machineBefore.get(group) ?? 0)]),
+    );
     for (const { probe } of probes) await probe.stop();
   }
   const connectedAtEnd: Record<string, number> = {};
@@ -150,5 +159,6 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
     })),
     failures: failuresSince(failuresBefore, victim.fleet.stats().failures),
     connectedAtEnd,
+    machineCpuMs,
   };
 }

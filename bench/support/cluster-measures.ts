@@ -194,8 +194,8 @@ export async function fanoutTargets(nodes: BenchNode[], count: number): Promise<
   return ids;
 }
 
-/** The groups a fan-out's machine CPU is told by: each node, the simulators, the database, the broker, the bench. */
-function machineGroups(nodes: BenchNode[]): (pid: number, commandLine: string) => string | undefined {
+/** The groups a measure's machine CPU is told by: each node, the simulators, the database, the broker, the bench. */
+export function machineGroups(nodes: BenchNode[]): (pid: number, commandLine: string) => string | undefined {
   const nodeOf = new Map(nodes.map((node) => [node.svcd.pid, node.id]));
   return (pid, commandLine) => {
     const node = nodeOf.get(pid);
