@@ -152,7 +152,9 @@ function cpuRow(msByGroup: Record<string, number>): string {
 function machineCpuRow(runs: FanoutRun[]): string {
   const groups = [...new Set(runs.flatMap((run) => Object.keys(run.machineCpuMs)))];
   return cpuRow(
-    Object.fromEntries(groups.map((group) => [group, median(runs.map((run) => run.machineCpuMs[group] ?? 0))])),
+    Object.fromEntries(
+      groups.map((group) => [group, median(runs.map((run) => run.machineCpuMs[group] ?? 0))]),
+    ),
   );
 }
 
@@ -313,6 +315,10 @@ async function main(): Promise<boolean> {
     [
       'failover: machine CPU by process group from the kill until all were listed',
       cpuRow(result.machineCpuMs),
+    ],
+    [
+      'machine CPU per second by process group before the kill, all agents idle',
+      cpuRow(result.idleCpuMsPerSecond),
     ],
     ...result.status.map((s) => [
       `GET /status on ${s.node} meanwhile (${s.count} at ${STATUS_RATE}/s) p50 / p99 / max; not 200; skipped`,

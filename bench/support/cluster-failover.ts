@@ -45,11 +45,16 @@ export interface FailoverResult {
   connectedAtEnd: Record<string, number>;
   /** CPU time (ms) by process group from the kill until all were listed (or the timeout): where the move went. */
   machineCpuMs: Record<string, number>;
+  /** CPU time (ms per second) by process group over IDLE_WINDOW_MS before the kill: the part of the above that
+   * 20,000 agents merely staying connected would cost anyway. */
+  idleCpuMsPerSecond: Record<string, number>;
 }
 
 /** Full listings (every victim agent, 500 per page) at most this often. */
 const LISTING_EVERY_MS = 1_000;
 const LOOP_MS = 250;
+/** Quiet time before the kill over which the machine's idle CPU by group is read. */
+const IDLE_WINDOW_MS = 10_000;
 
 /** Every agent of the victim listed connected through `node` since `since` (Date.now() scale). */
 async function allListedSince(
@@ -80,6 +85,18 @@ function failuresSince(
   return out;
 }
 
+async function idleCpu(groupOf: Parameters<typeof cpuByGroup>[0]): Promise<Record<string, number>> {
+  progress(`reading the machine's idle CPU for ${IDLE_WINDOW_MS / 1000} s`);
+  const before = cpuByGroup(groupOf);
+  await sleep(IDLE_WINDOW_MS);
+  return Object.fromEntries(
+    [...cpuByGroup(groupOf)].map(([group, total]) => [
+      group,
+      ((total - (before.get(group) ?? 0)) * 1000) / IDLE_WINDOW_MS,
+    ]),
+  );
+}
+
 export async function failover(options: FailoverOptions): Promise<FailoverResult> {
   const { victim, survivors } = options;
   const prefix = victim.agentPrefix;
@@ -92,6 +109,7 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
     }),
   );
   const fleets = [victim, ...survivors].map((node) => node.fleet);
+  const idleCpuMsPerSecond = await idleCpu(machineGroups([victim, ...survivors]));
   const failuresBefore = victim.fleet.stats().failures;
   const markAt = await victim.fleet.mark();
   for (const { probe } of probes) probe.start();
@@ -160,5 +178,6 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
     failures: failuresSince(failuresBefore, victim.fleet.stats().failures),
     connectedAtEnd,
     machineCpuMs,
+    idleCpuMsPerSecond,
   };
 }
