@@ -331,7 +331,9 @@ const serverSection = z
     keepalive_interval: durationSchema
       .refine((ms) => ms >= 1000, 'must be at least 1s')
       .prefault('20s')
-      .describe('How often each side pings the other; a peer silent for 2 intervals plus 10s is dropped.'),
+      .describe(
+        'How often agents ping svcd (svcd pings an agent only after more silence); a peer silent for 2 intervals plus 10s is dropped.',
+      ),
     purge_disconnected_clients: z
       .boolean()
       .default(false)

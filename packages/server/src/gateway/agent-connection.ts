@@ -56,6 +56,9 @@ const MAX_SESSIONS = 3;
 /** After a polite close, the socket is cut if the agent has not gone by then. */
 const CLOSE_GRACE_MS = 2000;
 
+/** How much longer than its keepalive interval an agent may be silent before svcd pings it (5 s, or half of less). */
+export const keepaliveSlackMs = (intervalMs: number): number => Math.min(5_000, intervalMs / 2);
+
 /**
  * One agent's SSH connection after its WebSocket was admitted: password login, the control channel, the hello
  * that names the client, keepalive, and leaving the live connections when the link ends.
@@ -72,7 +75,8 @@ export class AgentConnection implements LiveConnection {
   /** Pending timers; a timer leaves the set when it fires, so a long-lived connection keeps only its keepalive. */
   private readonly timers = new Set<NodeJS.Timeout>();
   private helloTimer: NodeJS.Timeout | undefined;
-  private pinging = false;
+  /** The control channel, whose traffic shows the agent alive. */
+  private control: ServerChannel | undefined;
   private ended = false;
   private closing = false;
   readonly tunnels: AgentTunnels;
@@ -237,6 +241,7 @@ export class AgentConnection implements LiveConnection {
   }
 
   private startControl(channel: ServerChannel): void {
+    this.control = channel;
     const peer = new ControlPeer(channel, {
       side: 'server',
       onProtocolError: (problem) => this.drop(`control protocol error: ${problem}`),
@@ -319,21 +324,27 @@ export class AgentConnection implements LiveConnection {
       .finally(() => this.jobs.logSent(undefined));
   }
 
-  /** Pings every interval; an answer (even an error) within the interval means alive, silence means dead. */
+  /**
+   * The agent pings svcd every interval (svcd's at most: the hello reply tells it), and that shows it alive. So
+   * svcd pings only an agent it has not heard from for an interval and a slack: an idle link carries one ping per
+   * interval instead of one each way, which halves what 10,000 idle agents cost both ends. No answer within
+   * another interval and slack drops the agent: a dead one is let go within 2 intervals + 10 s.
+   */
   private startKeepalive(): void {
     const interval = this.deps.settings.keepaliveIntervalMs;
-    const timer = setInterval(() => {
-      const peer = this.peer;
-      if (this.pinging || !peer || this.ended) return;
-      this.pinging = true;
-      peer
-        .request('ping', {}, interval)
-        .catch((err: unknown) => {
-          if (!(err instanceof ControlError)) this.drop('keepalive timeout');
-        })
-        .finally(() => (this.pinging = false));
-    }, interval);
+    const quietMs = interval + keepaliveSlackMs(interval);
+    const timer = setTimeout(() => this.pingSilentAgent(quietMs), quietMs);
     timer.unref();
     this.timers.add(timer);
+    // refresh() re-arms the timer from now, also once it has fired (then the ping's answer re-arms it).
+    this.control?.on('data', () => timer.refresh());
+  }
+
+  private pingSilentAgent(timeoutMs: number): void {
+    const peer = this.peer;
+    if (!peer || this.ended) return;
+    peer.request('ping', {}, timeoutMs).catch((err: unknown) => {
+      if (!(err instanceof ControlError)) this.drop('keepalive timeout');
+    });
   }
 }

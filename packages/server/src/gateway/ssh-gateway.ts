@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ClientInfo, Connection, Server } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2';
+import { hostKeyFromPem } from '@svc/platform/ssh2-host-key';
 import { AgentConnection, type AgentConnectionDeps } from './agent-connection.js';
 import type { RemoteAddress } from './client-listener.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
@@ -42,7 +43,7 @@ export class SshGateway {
   constructor(private readonly options: SshGatewayOptions) {
     this.server = new ssh2.Server(
       {
-        hostKeys: [options.hostKeyPem],
+        hostKeys: [{ key: hostKeyFromPem(options.hostKeyPem) }],
         ident: 'svcd',
         // SSH-level keepalive as a safety net under the control channel's pings.
         keepaliveInterval: options.settings.keepaliveIntervalMs,

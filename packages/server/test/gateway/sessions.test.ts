@@ -77,6 +77,35 @@ describe('one connection per client id, keepalive', () => {
     await back.close();
   });
 
+  test('svcd pings only an agent it has not heard from: one that pings by itself is not pinged', async () => {
+    const chatty = await connectClient(t.agent(), { client_id: 'pings-itself' });
+    const quiet = await connectClient(t.agent(), { client_id: 'pings-never' });
+    let chattyPinged = 0;
+    chatty.peer.on('ping', () => {
+      chattyPinged += 1;
+      return {};
+    });
+    const ownPings = setInterval(() => void chatty.peer.request('ping', {}).catch(() => undefined), 400);
+    try {
+      // The silent one is pinged after each interval (1 s) and slack (0.5 s) of silence: wait for two of those.
+      const started = Date.now();
+      await new Promise<void>((resolve) => {
+        let pinged = 0;
+        quiet.peer.on('ping', () => {
+          if (++pinged === 2) resolve();
+          return {};
+        });
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2 * 1500 - 100);
+      expect(chattyPinged).toBe(0);
+      expect(await clientRecord(t, 'pings-itself')).toMatchObject({ connection_state: 'connected' });
+    } finally {
+      clearInterval(ownPings);
+      await chatty.close();
+      await quiet.close();
+    }
+  });
+
   test('an agent that keeps answering stays connected over several keepalive intervals', async () => {
     const agent = await connectClient(t.agent(), { client_id: 'alive' });
     try {
