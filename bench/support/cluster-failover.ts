@@ -53,8 +53,10 @@ export interface FailoverResult {
 /** Full listings (every victim agent, 500 per page) at most this often. */
 const LISTING_EVERY_MS = 1_000;
 const LOOP_MS = 250;
-/** Quiet time before the kill over which the machine's idle CPU by group is read. */
+/** Quiet time before the kill over which the machine's idle CPU by group is read, after a settling time in which
+ * the memory reclaim after the fan-outs (two collections 3 s apart, after 3 s of quiet) is done. */
 const IDLE_WINDOW_MS = 10_000;
+const IDLE_SETTLE_MS = 8_000;
 
 /** Every agent of the victim listed connected through `node` since `since` (Date.now() scale). */
 async function allListedSince(
@@ -86,13 +88,17 @@ function failuresSince(
 }
 
 async function idleCpu(groupOf: Parameters<typeof cpuByGroup>[0]): Promise<Record<string, number>> {
-  progress(`reading the machine's idle CPU for ${IDLE_WINDOW_MS / 1000} s`);
+  progress(
+    `reading the machine's idle CPU for ${IDLE_WINDOW_MS / 1000} s, after ${IDLE_SETTLE_MS / 1000} s to settle`,
+  );
+  await sleep(IDLE_SETTLE_MS);
   const before = cpuByGroup(groupOf);
   await sleep(IDLE_WINDOW_MS);
   return Object.fromEntries(
     [...cpuByGroup(groupOf)].map(([group, total]) => [
       group,
-      ((total - (before.get(group) ?? 0)) * 1000) / IDLE_WINDOW_MS,
+      // A group whose processes ended in the window (PostgreSQL backends) would read negative.
+      Math.max(0, ((total - (before.get(group) ?? 0)) * 1000) / IDLE_WINDOW_MS),
     ]),
   );
 }

@@ -47,3 +47,17 @@ describe('pooled randomFillSync for ssh2', () => {
     expect(a.equals(b)).toBe(false);
   });
 });
+
+describe('crypto swapped for ssh2 alone', () => {
+  test('node:crypto keeps its own key functions for everyone else', () => {
+    for (const own of [
+      crypto.generateKeyPairSync,
+      crypto.createPublicKey,
+      crypto.verify,
+      crypto.randomFillSync,
+    ])
+      expect(own.name).not.toMatch(/^ssh2/);
+    const { publicKey } = crypto.generateKeyPairSync('x25519');
+    expect(Object.hasOwn(publicKey, 'export')).toBe(false);
+  });
+});
