@@ -167,8 +167,13 @@ export interface ServerOptions {
   onScheduleFiring?: (firing: StoredFiring) => void;
   /** Called when `svcd drain` asks this node to drain (cluster mode); the caller then stops it as on SIGTERM. */
   drainRequested?: () => void;
-  /** Waits of the memory reclaim after load (3 s quiet, 3 s between its collections); tests shorten them. */
-  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'>;
+  /**
+   * Waits of the memory reclaim after load (3 s quiet, 10 s after a burst of agent connections, 3 s between its
+   * collections); tests shorten them.
+   */
+  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'> & {
+    afterConnectsQuietMs?: number;
+  };
 }
 
 type Opened = {
@@ -416,7 +421,11 @@ export async function startServer(
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
       jobOutput: jobOutputTo(events),
-      clientConnected: reclaimAfterConnectBursts(memoryReclaim),
+      clientConnected: reclaimAfterConnectBursts(memoryReclaim, {
+        ...(options.memoryReclaim?.afterConnectsQuietMs === undefined
+          ? {}
+          : { quietMs: options.memoryReclaim.afterConnectsQuietMs }),
+      }),
       descriptors,
       exhaustion,
       ...(databaseWatch ? { unavailable: () => databaseWatch.refusal() } : {}),
