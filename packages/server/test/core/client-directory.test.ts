@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { makeHello } from '../../../../test-support/agent-client.js';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/databases.js';
 import { CachedClientDirectory } from '../../src/core/clients/cached-client-directory.js';
+import type { ClientTunnel } from '../../src/core/clients/client-record.js';
 import type { ClientEventMap } from '../../src/core/clients/client-events.js';
 import { LocalClientEvents } from '../../src/core/clients/local-client-events.js';
 import { SqlClientRepository } from '../../src/storage/client-repository.js';
@@ -159,5 +160,53 @@ describe('CachedClientDirectory', () => {
       ['a', 'disconnected', now.getTime()],
       ['b', 'disconnected', now.getTime()],
     ]);
+  });
+
+  test('tunnels set again unchanged write nothing and change nothing; changed ones are stored', async () => {
+    let saves = 0;
+    class CountingRepository extends SqlClientRepository {
+      override save(...args: Parameters<SqlClientRepository['save']>): Promise<void> {
+        saves += 1;
+        return super.save(...args);
+      }
+    }
+    const events = new LocalClientEvents();
+    const changed: string[] = [];
+    events.subscribe('recordChanged', (e) => changed.push(e.clientId));
+    const directory = new CachedClientDirectory(
+      new CountingRepository(database),
+      events,
+      'node-1',
+      { now: () => now },
+      quiet,
+    );
+    await directory.load();
+    directory.attach(makeHello({ client_id: 'a' }), who);
+    await directory.flush();
+    expect([saves, changed]).toEqual([1, ['a']]);
+    // What every connection ends with: its (no) tunnels re-opened.
+    directory.setTunnels('a', []);
+    await directory.flush();
+    expect([saves, changed]).toEqual([1, ['a']]);
+    const tunnel: ClientTunnel = {
+      id: '1',
+      lhost: '0.0.0.0',
+      lport: '20000',
+      rhost: '127.0.0.1',
+      rport: '22',
+      scheme: null,
+      acl: null,
+      idle_timeout_minutes: 5,
+      auto_close: null,
+      tunnel_url: null,
+      created_at: now.toISOString(),
+    };
+    directory.setTunnels('a', [tunnel]);
+    directory.setTunnels('a', [{ ...tunnel }]);
+    await directory.flush();
+    expect([saves, changed]).toEqual([2, ['a', 'a']]);
+    expect(directory.get('a')?.tunnels).toEqual([tunnel]);
+    const [row] = await new SqlClientRepository(database).loadAll();
+    expect(row?.details).toMatchObject({ tunnels: [tunnel] });
   });
 });

@@ -20,6 +20,9 @@ import { KeyedQueue } from './keyed-queue.js';
 import type { ClientRepository, ClientsLog } from './ports.js';
 import { fromStored, toStored } from './stored-client.js';
 
+const sameTunnels = (a: readonly ClientTunnel[], b: readonly ClientTunnel[]): boolean =>
+  a.length === b.length && (a.length === 0 || JSON.stringify(a) === JSON.stringify(b));
+
 const isConnected = (record: ClientRecord | undefined): boolean => record?.connection_state === 'connected';
 
 /**
@@ -127,7 +130,9 @@ export class CachedClientDirectory implements ClientDirectory {
 
   setTunnels(id: string, tunnels: ClientTunnel[]): void {
     const record = this.records.get(id);
-    if (record && this.owners.has(id)) this.put(withTunnels(record, tunnels));
+    // Each agent connection ends with its tunnels re-opened (none, mostly): unchanged, the row is not written again.
+    if (record && this.owners.has(id) && !sameTunnels(record.tunnels, tunnels))
+      this.put(withTunnels(record, tunnels));
   }
 
   detach(id: string, epoch: number, { at = this.clock.now(), save = true } = {}): void {
