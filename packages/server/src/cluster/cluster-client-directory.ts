@@ -95,16 +95,25 @@ export class ClusterClientDirectory extends CachedClientDirectory {
   }
 
   /**
-   * This node closed its copy of a client another node took over: the client stays listed connected, held by
-   * `owner`, rather than disconnected until the next refresh reads the row that node wrote.
+   * Another node holds the client now (presence says so; or this node closed its copy of a client another node
+   * took over): it is listed connected there rather than as it was until the next refresh reads the row that node
+   * wrote, connected since its epoch (the time of the attach, a few ms later in a burst; the row corrects it). A
+   * connection already known, or a newer one, changes nothing.
    */
   movedTo(id: string, owner: ClientOwner): void {
     const record = this.records.get(id);
-    if (!record || this.holdsHere(id)) return;
+    const known = this.owners.get(id);
+    if (!record || this.holdsHere(id) || (known?.nodeId === owner.nodeId && known.epoch >= owner.epoch))
+      return;
     this.owners.set(id, { ...owner });
     this.seen.delete(id);
     // Its tunnels are listed again from the row the new owner writes.
-    this.remember({ ...record, connection_state: 'connected', disconnected_at: null });
+    this.remember({
+      ...record,
+      connection_state: 'connected',
+      connected_at: new Date(owner.epoch).toISOString(),
+      disconnected_at: null,
+    });
   }
 
   /** Marks disconnected (in the database and in `rows`) the connected rows of nodes no longer live. */

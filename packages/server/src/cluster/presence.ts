@@ -41,6 +41,8 @@ export interface OwnerChanges {
   tookOver(clientId: string, previous: ClientOwner, owner: ClientOwner): void;
   /** Another node holds a newer connection of a client this node still holds. */
   lost(clientId: string, owner: ClientOwner): void;
+  /** A live node other than this one wrote the key of a client this node does not hold: it holds it now. */
+  claimedElsewhere(clientId: string, owner: ClientOwner): void;
 }
 
 export interface PresenceSettings {
@@ -345,11 +347,20 @@ export class Presence {
     if (newer) this.changes?.lost(clientId, newer);
   }
 
-  /** Another node wrote a client key: a newer connection of a client this node holds closes this one. */
+  /**
+   * A client key was written: a newer connection on another node of a client this node holds closes this one; a
+   * client this node does not hold is shown held by that node at once (a failed node's agents arriving at the
+   * others), not after the next reading of the database. Keys of nodes not known live (the initial values of the
+   * watch include a dead node's keys until they are deleted) are left to that reading.
+   */
   private claimed(clientId: string, owner: ClientOwner): void {
+    if (owner.nodeId === this.settings.nodeId) return;
     const epoch = this.held.get(clientId);
-    if (epoch === undefined || owner.nodeId === this.settings.nodeId || owner.epoch <= epoch) return;
-    this.changes?.lost(clientId, owner);
+    if (epoch === undefined) {
+      if (this.live.has(owner.nodeId)) this.changes?.claimedElsewhere(clientId, owner);
+      return;
+    }
+    if (owner.epoch > epoch) this.changes?.lost(clientId, owner);
   }
 
   /** Writes the key; one that could not be written is written again on the next heartbeat. */

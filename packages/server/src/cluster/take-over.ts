@@ -87,6 +87,11 @@ export class TakeOvers {
     }
   }
 
+  /** Another node holds a client this node does not: listed held there at once. */
+  claimedElsewhere(clientId: string, owner: ClientOwner): void {
+    this.moved(clientId, owner);
+  }
+
   /** Another node holds a newer connection of the client: this node's older one is closed. */
   lost(clientId: string, owner: ClientOwner): void {
     if (owner.nodeId === this.settings.nodeId) return;

@@ -6,6 +6,9 @@ export type HoldableStream = Duplex & {
   releaseInbound?(): void;
 };
 
+/** Why a handshake's wait for a slot is called off: it is over. */
+const HANDSHAKE_OVER = new Error('the handshake is over');
+
 /**
  * One handshake's use of the limiter's slots, which bound the CPU that handshakes take. It holds its slot while its
  * agent keeps sending; once the agent has been quiet for `stallMs` (or right after its banner) it gives the slot
@@ -37,7 +40,8 @@ export class HandshakeSlot {
     this.finished = true;
     clearTimeout(this.timer);
     this.stream.off('data', this.progressed);
-    this.abort.abort();
+    // With a reason of our own: abort() without one builds a DOMException (a stack trace) per handshake.
+    this.abort.abort(HANDSHAKE_OVER);
     this.giveBack();
     this.stream.releaseInbound?.();
   }

@@ -1,5 +1,6 @@
 import { AppError } from '@svc/protocol';
 import type { Clock } from '../core/auth/ports.js';
+import { BatchedMembership } from '../core/batched-membership.js';
 import { clientNotFound, type ClientDirectory } from '../core/clients/client-directory.js';
 import type { ClientEvents } from '../core/clients/client-events.js';
 import type { ClientTunnel } from '../core/clients/client-record.js';
@@ -22,6 +23,9 @@ import { duplicateKey, targetOf, tunnelView, type Tunnel } from '../core/tunnels
 import { tunnelErrors as errors } from '../core/tunnels/tunnel-errors.js';
 import type { TunnelRequest } from '../core/tunnels/tunnel-request.js';
 import type { LiveConnections } from './live-connections.js';
+
+/** Connecting clients asked about at once whether they have stored tunnels (see BatchedMembership). */
+const STORED_LOOKUP = { windowMs: 50, maxKeys: 500 };
 
 export interface TunnelsSettings {
   /** `[server] used_ports` minus `excluded_ports`. */
@@ -82,6 +86,8 @@ export class TunnelHost {
   /** Storage operations per client, in order. */
   private readonly writes = new KeyedQueue();
 
+  private readonly anyStored: BatchedMembership;
+
   constructor(
     private readonly directory: ClientDirectory,
     private readonly connections: Pick<LiveConnections, 'get'>,
@@ -91,6 +97,7 @@ export class TunnelHost {
     private readonly clock: Clock,
     private readonly log: ClientsLog,
   ) {
+    this.anyStored = new BatchedMembership((ids) => repository.clientsWithTunnels(ids), STORED_LOOKUP);
     events.subscribe('attached', ({ clientId }) => this.attached(clientId));
     events.subscribe('detached', ({ clientId }) => this.detached(clientId));
     events.subscribe('removed', ({ clientId }) => this.removed(clientId));
@@ -253,7 +260,10 @@ export class TunnelHost {
   /** Reads the client's stored definitions, then re-creates them. */
   private load(clientId: string, state: ClientTunnels): void {
     state.loaded = this.writes
-      .run(clientId, () => this.repository.listByClient(clientId))
+      .run(clientId, async () =>
+        // Most clients have none: asked with the others connecting meanwhile before their rows are read.
+        (await this.anyStored.has(clientId)) ? this.repository.listByClient(clientId) : [],
+      )
       .then((rows) => {
         if (!this.isCurrent(clientId, state)) return;
         for (const row of rows) {

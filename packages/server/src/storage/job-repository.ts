@@ -163,6 +163,21 @@ export class SqlJobRepository implements JobRepository {
     });
   }
 
+  clientsWithQueued(clientIds: readonly string[], now: Date): Promise<Set<string>> {
+    if (clientIds.length === 0) return Promise.resolve(new Set());
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('jobs')
+        .select('client_id')
+        .distinct()
+        .where('client_id', 'in', clientIds)
+        .where('status', '=', 'queued')
+        .where('queue_expires_at', '>', now.getTime())
+        .execute();
+      return new Set(rows.map((row) => row.client_id));
+    });
+  }
+
   /** Reads the job and moves it from queued to running in one transaction; the conditional UPDATE decides. */
   claimQueued(clientId: string, jid: string, now: Date): Promise<ClaimedJob | undefined> {
     return this.inTransaction(async (db) => {

@@ -43,6 +43,19 @@ export class SqlTunnelRepository implements TunnelRepository {
     });
   }
 
+  clientsWithTunnels(clientIds: readonly string[]): Promise<Set<string>> {
+    if (clientIds.length === 0) return Promise.resolve(new Set());
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('tunnels')
+        .select('client_id')
+        .distinct()
+        .where('client_id', 'in', clientIds)
+        .execute();
+      return new Set(rows.map((row) => row.client_id));
+    });
+  }
+
   listPorts(): Promise<StoredPort[]> {
     return withStorageErrors(async () => {
       const rows = await this.database.db

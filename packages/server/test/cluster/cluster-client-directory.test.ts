@@ -125,4 +125,45 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
     for (let beat = 0; beat < 70 && rows.fullReads === fullBefore; beat += 1) await heartbeat();
     expect(rows.fullReads).toBe(fullBefore + 1);
   });
+
+  test('a client another node now holds is listed connected there since its epoch; older news change nothing', async () => {
+    let now = Date.UTC(2032, 0, 1);
+    const clock = { now: () => new Date(now) };
+    const rows = new SqlClientRepository(database, () => now);
+    const directory = new ClusterClientDirectory(rows, new LocalClientEvents(), 'node-a', clock, log, {
+      liveNodes: () => Promise.resolve(new Set(['node-a', 'node-b'])),
+      fullReadMs: 60 * HEARTBEAT_MS,
+      overlapMs: 2 * HEARTBEAT_MS,
+    });
+    await rows.save({
+      ...heldBy('roamer', 'node-c'),
+      connectionState: 'disconnected',
+      owner: null,
+      disconnectedAt: now,
+    });
+    await directory.load();
+    expect(directory.get('roamer')).toMatchObject({ connection_state: 'disconnected' });
+
+    const epoch = now + 1_000;
+    directory.movedTo('roamer', { nodeId: 'node-b', epoch });
+    expect(directory.get('roamer')).toMatchObject({
+      connection_state: 'connected',
+      connected_at: new Date(epoch).toISOString(),
+      disconnected_at: null,
+    });
+    expect(directory.owner('roamer')).toEqual({ nodeId: 'node-b', epoch });
+    expect(directory.counts().connected).toBe(1);
+    // An older connection's news, or the same again, do not move it back.
+    const version = directory.version;
+    directory.movedTo('roamer', { nodeId: 'node-b', epoch });
+    directory.movedTo('roamer', { nodeId: 'node-b', epoch: epoch - 1 });
+    expect(directory.version).toBe(version);
+    expect(directory.owner('roamer')).toEqual({ nodeId: 'node-b', epoch });
+    // The row node-b writes is taken in at the next refresh.
+    now += HEARTBEAT_MS;
+    await rows.save(heldBy('roamer', 'node-b', epoch));
+    await directory.refresh();
+    expect(directory.owner('roamer')).toEqual({ nodeId: 'node-b', epoch });
+    expect(directory.get('roamer')).toMatchObject({ connection_state: 'connected' });
+  });
 });

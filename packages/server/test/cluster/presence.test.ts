@@ -43,14 +43,21 @@ async function node(
 }
 
 /** What presence told a node about take-overs. */
-function recorder(): OwnerChanges & { took: string[]; lostTo: [string, ClientOwner][] } {
+function recorder(): OwnerChanges & {
+  took: string[];
+  lostTo: [string, ClientOwner][];
+  elsewhere: [string, ClientOwner][];
+} {
   const took: string[] = [];
   const lostTo: [string, ClientOwner][] = [];
+  const elsewhere: [string, ClientOwner][] = [];
   return {
     took,
     lostTo,
+    elsewhere,
     tookOver: (clientId) => took.push(clientId),
     lost: (clientId, owner) => lostTo.push([clientId, owner]),
+    claimedElsewhere: (clientId, owner) => elsewhere.push([clientId, owner]),
   };
 }
 
@@ -195,6 +202,35 @@ test('a newer claim on another node reaches the holder through the key watch, wi
   );
   expect(changes.lostTo[0]).toEqual(['watched', { nodeId: 'b', epoch: 200 }]);
   expect(changes.took).toEqual([]);
+});
+
+test('a claim by another live node of a client this node does not hold is told at once; a dead node’s is not', async () => {
+  const changes = recorder();
+  const a = await node('a', 'p8_presence', changes);
+  const b = await node('b', 'p8_presence');
+  await until(
+    () => a.presence.liveNodeIds(),
+    (live) => live.has('b'),
+  );
+  b.events.publish('attached', { clientId: 'arriving', owner: { nodeId: 'b', epoch: 300 } });
+  await until(
+    () => Promise.resolve(changes.elsewhere),
+    (told) => told.length > 0,
+  );
+  expect(changes.elsewhere).toEqual([['arriving', { nodeId: 'b', epoch: 300 }]]);
+  // A key naming a node that is not live (a dead node's, or a forged one) is not taken for a connection.
+  const raw = await a.nc.jetstream().views.kv('p8_presence_clients', { bindOnly: true });
+  await raw.put(
+    `c.${Buffer.from('ghostly').toString('base64url')}`,
+    JSON.stringify({ nodeId: 'ghost', epoch: 1 }),
+  );
+  b.events.publish('attached', { clientId: 'second', owner: { nodeId: 'b', epoch: 301 } });
+  await until(
+    () => Promise.resolve(changes.elsewhere),
+    (told) => told.length > 1,
+  );
+  expect(changes.elsewhere.map(([id]) => id)).toEqual(['arriving', 'second']);
+  expect(changes.lostTo).toEqual([]);
 });
 
 test('a node finds which node holds a client in its watch of the keys, without a request to NATS', async () => {

@@ -1205,6 +1205,10 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       await tunnels.insert(tunnel('t-other', 1, { lport: 30_000 }));
       expect(await tunnels.listByClient('t-full')).toEqual([tunnel('t-full', 1), full]);
       expect(await tunnels.listByClient('t-none')).toEqual([]);
+      expect(await tunnels.clientsWithTunnels(['t-none', 't-full', 't-other', 'Zoë 用户 😀'])).toEqual(
+        new Set(['t-full', 't-other']),
+      );
+      expect(await tunnels.clientsWithTunnels([])).toEqual(new Set());
 
       await tunnels.updatePort('t-full', 1, 20_500);
       expect((await tunnels.listByClient('t-full'))[0]?.lport).toBe(20_500);

@@ -42,6 +42,9 @@ describe.each(ALL_ENGINES)('storage contract on %s: queued jobs (016)', (engine)
     expect(await jobs.queuedFor('q-1', T0, 10)).toEqual([job.jid]);
     expect(await jobs.queuedFor('q-1', at('2030-01-01T00:01:00.000Z'), 10)).toEqual([]);
     expect(await jobs.queuedFor('q-2', T0, 10)).toEqual([]);
+    expect(await jobs.clientsWithQueued(['q-2', 'q-1', 'q-none'], T0)).toEqual(new Set(['q-1']));
+    expect(await jobs.clientsWithQueued(['q-1'], at('2030-01-01T00:01:00.000Z'))).toEqual(new Set());
+    expect(await jobs.clientsWithQueued([], T0)).toEqual(new Set());
 
     expect(await jobs.claimQueued('q-2', job.jid, T0)).toBeUndefined();
     const now = at('2030-01-01T00:00:10.000Z');

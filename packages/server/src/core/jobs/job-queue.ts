@@ -1,5 +1,6 @@
 import type { Job } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
+import { BatchedMembership } from '../batched-membership.js';
 import type { JobsService } from './jobs-service.js';
 import type { JobRepository } from './ports.js';
 import { Slots } from './slots.js';
@@ -10,6 +11,8 @@ export const PER_CLIENT_DELIVERIES = 4;
 export const GLOBAL_DELIVERIES = 128;
 /** Queued job ids read per query. */
 const PAGE = 64;
+/** Connecting clients asked about at once whether they have jobs queued (see BatchedMembership). */
+const QUEUED_LOOKUP = { windowMs: 50, maxKeys: 500 };
 
 export interface JobQueueTuning {
   perClient?: number;
@@ -30,6 +33,7 @@ export class JobQueue {
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryAt = Infinity;
   private closed = false;
+  private readonly anyQueued: BatchedMembership;
 
   constructor(
     private readonly repository: JobRepository,
@@ -40,23 +44,30 @@ export class JobQueue {
   ) {
     this.global = new Slots(tuning.global ?? GLOBAL_DELIVERIES);
     this.perClient = tuning.perClient ?? PER_CLIENT_DELIVERIES;
+    this.anyQueued = new BatchedMembership(
+      (clientIds) => repository.clientsWithQueued(clientIds, clock.now()),
+      QUEUED_LOOKUP,
+    );
   }
 
   /** A job was queued for that client: it expires at its queue_expires_at, and runs if the client just came. */
   queued(clientId: string, job: Pick<Job, 'queue_expires_at'>, connectedNow?: () => boolean): void {
     if (job.queue_expires_at) this.expireAt(Date.parse(job.queue_expires_at));
-    if (connectedNow?.()) this.deliver(clientId);
+    if (connectedNow?.()) this.deliver(clientId, { justQueued: true });
   }
 
-  /** The client connected: sends its queued jobs (a drain already under way reads the queue once more). */
-  deliver(clientId: string): void {
+  /**
+   * The client connected (or, `justQueued`, got a job queued while connected): sends its queued jobs (a drain
+   * already under way reads the queue once more).
+   */
+  deliver(clientId: string, { justQueued = false } = {}): void {
     if (this.closed) return;
     const current = this.draining.get(clientId);
     if (current) {
       current.again = true;
       return;
     }
-    const state = { again: false };
+    const state = { again: false, ask: !justQueued };
     this.draining.set(clientId, state);
     void this.drain(clientId, state)
       .catch((err: unknown) =>
@@ -73,11 +84,16 @@ export class JobQueue {
     clearTimeout(this.expiryTimer);
   }
 
-  private async drain(clientId: string, state: { again: boolean }): Promise<void> {
+  private async drain(clientId: string, state: { again: boolean; ask: boolean }): Promise<void> {
     const mine = new Slots(this.perClient);
     const sending = new Set<Promise<unknown>>();
     for (;;) {
       state.again = false;
+      // A client that just connected nearly always has nothing queued: asked with the others connecting meanwhile.
+      if (state.ask) {
+        state.ask = false;
+        if (!(await this.anyQueued.has(clientId)) && !state.again) return;
+      }
       const jids = await this.repository.queuedFor(clientId, this.clock.now(), PAGE);
       for (const jid of jids) {
         if (this.closed) break;

@@ -142,6 +142,10 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.queuedFor(clientId, now, limit);
   }
 
+  clientsWithQueued(clientIds: readonly string[], now: Date): Promise<Set<string>> {
+    return this.repository.clientsWithQueued(clientIds, now);
+  }
+
   async claimQueued(clientId: string, jid: string, now: Date): Promise<ClaimedJob | undefined> {
     const claimed = await this.repository.claimQueued(clientId, jid, now);
     if (claimed) this.tally.moved(jid, 'running');

@@ -74,6 +74,8 @@ export interface JobRepository {
   insertMany(jobs: readonly StoredJob[]): Promise<void>;
   /** The ids of that client's `queued` jobs not expired at `now`, oldest first, at most `limit`. */
   queuedFor(clientId: string, now: Date, limit: number): Promise<string[]>;
+  /** Which of these clients have `queued` jobs not expired at `now`. */
+  clientsWithQueued(clientIds: readonly string[], now: Date): Promise<Set<string>>;
   /**
    * Takes a `queued` job of that client for delivery when it has not expired at `now`: it becomes `running` with
    * a result deadline counted from `now`; resolves with the job.run to send, or undefined (not queued any more,

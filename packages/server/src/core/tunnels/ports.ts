@@ -111,6 +111,8 @@ export interface StoredPort {
  */
 export interface TunnelRepository {
   listByClient(clientId: string): Promise<StoredTunnel[]>;
+  /** Which of these clients have stored tunnels. */
+  clientsWithTunnels(clientIds: readonly string[]): Promise<Set<string>>;
   /** The listen ports of every stored tunnel, so new tunnels leave them to the tunnels that will want them back. */
   listPorts(): Promise<StoredPort[]>;
   insert(tunnel: StoredTunnel): Promise<void>;
