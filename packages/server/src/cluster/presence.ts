@@ -383,8 +383,13 @@ export class Presence {
     const value = encode({ nodeId: this.settings.nodeId, epoch });
     for (let attempt = 0; attempt < 5; attempt += 1) {
       if (this.held.get(clientId) !== epoch) return true;
-      const entry = await this.clientsKv.get(key);
-      const current = ownerOf(entry);
+      // First as the watch saw the key (a failed node's agents arriving: its keys are known), else read: the
+      // compare-and-set refuses a revision the watch had not caught up with, and the next attempt reads.
+      const seen = attempt === 0 ? this.watch?.entry(clientId) : undefined;
+      const read = seen ? undefined : await this.clientsKv.get(key);
+      // undefined: there is no key at all (never written, or purged), which only create() may write.
+      const revision = seen?.revision ?? read?.revision;
+      const current = seen?.owner ?? ownerOf(read ?? null);
       const elsewhere =
         current && current.nodeId !== this.settings.nodeId && (await this.isLive(current.nodeId))
           ? current
@@ -394,8 +399,8 @@ export class Presence {
         return true;
       }
       try {
-        if (entry === null) await this.clientsKv.create(key, value);
-        else await this.clientsKv.update(key, value, entry.revision);
+        if (revision === undefined) await this.clientsKv.create(key, value);
+        else await this.clientsKv.update(key, value, revision);
         if (elsewhere) this.changes?.tookOver(clientId, elsewhere, { nodeId: this.settings.nodeId, epoch });
         return true;
       } catch {

@@ -275,6 +275,33 @@ test('a node finds which node holds a client in its watch of the keys, without a
     () => a.presence.owner('watch-0'),
     (o) => o === undefined,
   );
+
+  // Agents of b arriving at a (a failover): a claims their keys from the revisions its watch knows, unread.
+  const claimReads: string[] = [];
+  let claimMarkerSeen: () => void = () => undefined;
+  const claimMarker = new Promise<void>((resolve) => (claimMarkerSeen = resolve));
+  const claimApi = tap.subscribe('$JS.API.>', {
+    callback: (_err, msg) => {
+      if (msg.subject.includes('KV_p7_presence_clients') && msg.subject.includes('GET'))
+        claimReads.push(msg.subject);
+    },
+  });
+  const claimDone = tap.subscribe('test.p7.claimed', { callback: () => claimMarkerSeen() });
+  await tap.flush();
+  const arriving = ids.slice(1, 11);
+  arriving.forEach((clientId, i) =>
+    a.events.publish('attached', { clientId, owner: { nodeId: 'a', epoch: 1_000 + i } }),
+  );
+  for (const [i, clientId] of arriving.entries())
+    await until(
+      () => b.presence.owner(clientId),
+      (o) => o?.nodeId === 'a' && o.epoch === 1_000 + i,
+    );
+  a.nc.publish('test.p7.claimed');
+  await claimMarker;
+  claimApi.unsubscribe();
+  claimDone.unsubscribe();
+  expect(claimReads).toEqual([]);
 });
 
 test('a key naming a node that is gone counts for nothing: any epoch takes it over, no take-over is told, forget deletes the rest', async () => {
