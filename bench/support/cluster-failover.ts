@@ -154,7 +154,8 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
         lastProgress = Date.now();
         progress(
           `${((Date.now() - killAt) / 1000).toFixed(1)} s after the kill: ${stats.connectedSinceMark}/${victim.agents} ` +
-            `reconnected elsewhere${listedAt ? ', all listed' : ''}${goneAt ? `, ${victim.id} gone from /status` : ''}`,
+            `reconnected elsewhere (${stats.handshaking} handshaking, ${stats.backingOff} backing off)` +
+            `${listedAt ? ', all listed' : ''}${goneAt ? `, ${victim.id} gone from /status` : ''}`,
         );
       }
       await sleep(LOOP_MS);

@@ -130,6 +130,7 @@ export class ClusterClientDirectory extends CachedClientDirectory {
           (row) =>
             row.connectionState === 'connected' &&
             !this.holdsHere(row.id) &&
+            !this.heldElsewhereSince(row, live) &&
             (!row.owner ||
               !live.has(row.owner.nodeId) ||
               (startUp ? row.owner.nodeId === this.nodeId : false)),
@@ -165,6 +166,9 @@ export class ClusterClientDirectory extends CachedClientDirectory {
     return forEachInSlices(rows, (row) => {
       if (row.owner?.nodeId === this.nodeId && !startUp) return; // this node's own writes are the truth
       if (this.holdsHere(row.id)) return;
+      // A row of an older connection than presence has shown (movedTo): its new owner's row is yet to come.
+      const known = this.owners.get(row.id);
+      if (row.owner && known && known.nodeId !== row.owner.nodeId && known.epoch > row.owner.epoch) return;
       const sig = signature(row);
       if (this.seen.get(row.id) === sig) return;
       this.seen.set(row.id, sig);
@@ -172,6 +176,20 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       else this.owners.delete(row.id);
       this.remember(fromStored(row));
     });
+  }
+
+  /**
+   * Whether presence has shown the client held by another live node on a newer connection than the row's: a
+   * failed node's agent that moved before its new owner's row was read is not marked disconnected.
+   */
+  private heldElsewhereSince(row: StoredClient, live: ReadonlySet<string>): boolean {
+    const known = this.owners.get(row.id);
+    return (
+      known !== undefined &&
+      known.nodeId !== this.nodeId &&
+      live.has(known.nodeId) &&
+      (row.owner?.nodeId !== known.nodeId || row.owner.epoch < known.epoch)
+    );
   }
 
   private holdsHere(id: string): boolean {

@@ -129,21 +129,21 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
   test('a client another node now holds is listed connected there since its epoch; older news change nothing', async () => {
     let now = Date.UTC(2032, 0, 1);
     const clock = { now: () => new Date(now) };
+    let live: ReadonlySet<string> = new Set(['node-a', 'node-b', 'node-c']);
     const rows = new SqlClientRepository(database, () => now);
     const directory = new ClusterClientDirectory(rows, new LocalClientEvents(), 'node-a', clock, log, {
-      liveNodes: () => Promise.resolve(new Set(['node-a', 'node-b'])),
+      liveNodes: () => Promise.resolve(live),
       fullReadMs: 60 * HEARTBEAT_MS,
       overlapMs: 2 * HEARTBEAT_MS,
     });
-    await rows.save({
-      ...heldBy('roamer', 'node-c'),
-      connectionState: 'disconnected',
-      owner: null,
-      disconnectedAt: now,
-    });
+    const lost: [string, string[]][] = [];
+    directory.onNodeLost = (nodeId, ids) => lost.push([nodeId, ids]);
+    await rows.save(heldBy('roamer', 'node-c', 1));
+    await rows.save(heldBy('stayer', 'node-c', 1));
     await directory.load();
-    expect(directory.get('roamer')).toMatchObject({ connection_state: 'disconnected' });
+    expect(directory.get('roamer')).toMatchObject({ connection_state: 'connected' });
 
+    // node-c dies; its agent 'roamer' reaches node-b, whose claim presence shows before node-b's row is read.
     const epoch = now + 1_000;
     directory.movedTo('roamer', { nodeId: 'node-b', epoch });
     expect(directory.get('roamer')).toMatchObject({
@@ -152,18 +152,39 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
       disconnected_at: null,
     });
     expect(directory.owner('roamer')).toEqual({ nodeId: 'node-b', epoch });
-    expect(directory.counts().connected).toBe(1);
     // An older connection's news, or the same again, do not move it back.
     const version = directory.version;
     directory.movedTo('roamer', { nodeId: 'node-b', epoch });
     directory.movedTo('roamer', { nodeId: 'node-b', epoch: epoch - 1 });
     expect(directory.version).toBe(version);
+
+    // node-c's presence expires: its clients still stored as its own are marked disconnected, not 'roamer'.
+    now += HEARTBEAT_MS;
+    live = new Set(['node-a', 'node-b']);
+    await directory.refresh();
+    // (node-c's clients of the test before are in this database too.)
+    expect(lost.map(([node, ids]) => [node, ids.filter((id) => id === 'stayer' || id === 'roamer')])).toEqual(
+      [['node-c', ['stayer']]],
+    );
+    expect(directory.get('stayer')).toMatchObject({ connection_state: 'disconnected' });
+    expect(directory.get('roamer')).toMatchObject({ connection_state: 'connected' });
     expect(directory.owner('roamer')).toEqual({ nodeId: 'node-b', epoch });
+
     // The row node-b writes is taken in at the next refresh.
     now += HEARTBEAT_MS;
-    await rows.save(heldBy('roamer', 'node-b', epoch));
+    await rows.save({ ...heldBy('roamer', 'node-b', epoch), details: { name: 'roamer', version: 'new' } });
     await directory.refresh();
     expect(directory.owner('roamer')).toEqual({ nodeId: 'node-b', epoch });
     expect(directory.get('roamer')).toMatchObject({ connection_state: 'connected' });
+    // A later disconnect on node-b (its row without an owner) is taken in too.
+    now += HEARTBEAT_MS;
+    await rows.save({
+      ...heldBy('roamer', 'node-b', epoch),
+      connectionState: 'disconnected',
+      owner: null,
+      disconnectedAt: now,
+    });
+    await directory.refresh();
+    expect(directory.get('roamer')).toMatchObject({ connection_state: 'disconnected' });
   });
 });
