@@ -18,23 +18,9 @@ export interface HandshakeLimits {
 /** The queue key of handshakes under way; no address looks like it. */
 const RESUMING = '\0resuming';
 
-/** Where a waiter of `order` goes in a queue sorted by order (after those of the same order). */
-function placeOf(queue: readonly Waiter[], order: number): number {
-  let low = 0;
-  let high = queue.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((queue[middle] as Waiter).order <= order) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
 interface Waiter {
   grant: (release: () => void) => void;
   refuse: (err: HandshakeRefused) => void;
-  /** A resuming handshake's place: the order in which the handshakes began. */
-  order: number;
 }
 
 /**
@@ -62,13 +48,10 @@ export class HandshakeLimiter {
 
   /**
    * Resolves with the release function of a slot; rejects with HandshakeRefused. A handshake already under way
-   * that gave its slot back while it waited for its peer (`resuming`) goes before those not yet started, and the
-   * one that began first (lowest `order`) before the others, so that handshakes finish in the order they began
-   * and within their deadline. In a reconnect storm every handshake begins at once (each gives its slot back
-   * after the banners); served in the order their agents answered, each would then wait behind all the others'
-   * steps, and none would finish for seconds.
+   * that gave its slot back while it waited for its peer (`resuming`) goes before those not yet started, so that
+   * handshakes finish in the order they began and within their deadline.
    */
-  acquire(signal?: AbortSignal, address = '', resuming = false, order = 0): Promise<() => void> {
+  acquire(signal?: AbortSignal, address = '', resuming = false): Promise<() => void> {
     if (this.closed) return Promise.reject(new HandshakeRefused('closed'));
     if (this.running < this.limits.concurrent) return Promise.resolve(this.take());
     if (!resuming && this.queued >= this.limits.queueLimit)
@@ -92,13 +75,11 @@ export class HandshakeLimiter {
           resolve(release);
         },
         refuse: leave,
-        order,
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       const queue = this.queues.get(address);
-      if (!queue) this.queues.set(address, [waiter]);
-      else if (resuming) queue.splice(placeOf(queue, order), 0, waiter);
-      else queue.push(waiter);
+      if (queue) queue.push(waiter);
+      else this.queues.set(address, [waiter]);
       this.queued += 1;
     });
   }

@@ -39,8 +39,6 @@ export class SshGateway {
   private readonly pending = new Map<string, Pending>();
   private readonly connections = new Set<AgentConnection>();
   private readonly whenClosed = new WeakMap<AgentConnection, () => void>();
-  /** Handshakes begun so far: each one's number is its place among those resuming (see HandshakeLimiter). */
-  private handshakesBegun = 0;
 
   constructor(private readonly options: SshGatewayOptions) {
     this.server = new ssh2.Server(
@@ -87,8 +85,7 @@ export class SshGateway {
     this.server.injectSocket(stream as Socket);
     // Watching only now: a 'data' listener makes the stream flow, which must not start before ssh2 listens.
     if (!finished) {
-      const order = this.handshakesBegun++;
-      const reacquire = (signal: AbortSignal) => this.options.limiter.acquire(signal, '', true, order);
+      const reacquire = (signal: AbortSignal) => this.options.limiter.acquire(signal, '', true);
       slot = new HandshakeSlot(stream, release, reacquire, this.options.handshakeStallMs);
     }
     return true;

@@ -153,26 +153,6 @@ describe('HandshakeLimiter turns', () => {
     expect([limiter.active, limiter.waiting]).toEqual([0, 0]);
   });
 
-  test('handshakes under way resume in the order they began, whatever order their agents answered in', async () => {
-    const limiter = new HandshakeLimiter({ concurrent: 1, queueLimit: 100, queueWaitMs: 10_000 });
-    const release = await limiter.acquire();
-    const order: number[] = [];
-    const resume = (begun: number) =>
-      limiter.acquire(undefined, '', true, begun).then((handOn) => {
-        order.push(begun);
-        handOn();
-      });
-    const waiters = [7, 3, 9, 3, 1, 8].map(resume);
-    const fresh = limiter.acquire(undefined, 'a').then((handOn) => {
-      order.push(-1);
-      handOn();
-    });
-    release();
-    await Promise.all([...waiters, fresh]);
-    // The two of begun 3 keep their own order; a handshake not yet begun comes after all of them.
-    expect(order).toEqual([1, 3, 3, 7, 8, 9, -1]);
-  });
-
   test('a handshake under way is queued even when the queue is full', async () => {
     const limiter = new HandshakeLimiter({ concurrent: 1, queueLimit: 0, queueWaitMs: 10_000 });
     const release = await limiter.acquire();
