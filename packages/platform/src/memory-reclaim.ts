@@ -100,13 +100,10 @@ export class MemoryReclaim {
     return this.secondPending;
   }
 
-  /**
-   * A burst of work that leaves garbage has happened (or is still going on); the first collection waits for
-   * `quietMs` without another (default: the reclaim's own quiet time).
-   */
-  afterLoad(quietMs = this.quietMs): void {
+  /** A burst of work that leaves garbage has happened (or is still going on). */
+  afterLoad(): void {
     this.secondPending = false;
-    this.whenIdle(quietMs, () => {
+    this.whenIdle(this.quietMs, () => {
       const rssBefore = readRss();
       const first = this.collect('major');
       this.secondPending = true;

@@ -167,13 +167,8 @@ export interface ServerOptions {
   onScheduleFiring?: (firing: StoredFiring) => void;
   /** Called when `svcd drain` asks this node to drain (cluster mode); the caller then stops it as on SIGTERM. */
   drainRequested?: () => void;
-  /**
-   * Waits of the memory reclaim after load (3 s quiet, 10 s after a burst of agent connections, 3 s between its
-   * collections); tests shorten them.
-   */
-  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'> & {
-    afterConnectsQuietMs?: number;
-  };
+  /** Waits of the memory reclaim after load (3 s quiet, 3 s between its collections); tests shorten them. */
+  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'>;
 }
 
 type Opened = {
@@ -421,11 +416,7 @@ export async function startServer(
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
       jobOutput: jobOutputTo(events),
-      clientConnected: reclaimAfterConnectBursts(memoryReclaim, {
-        ...(options.memoryReclaim?.afterConnectsQuietMs === undefined
-          ? {}
-          : { quietMs: options.memoryReclaim.afterConnectsQuietMs }),
-      }),
+      clientConnected: reclaimAfterConnectBursts(memoryReclaim),
       descriptors,
       exhaustion,
       ...(databaseWatch ? { unavailable: () => databaseWatch.refusal() } : {}),

@@ -18,28 +18,22 @@ export function reclaimAfterLargeRuns(
   };
 }
 
-/** Agents connecting within this long of each other are one burst. */
+/** Agents connecting within this long of each other are one burst (as MemoryReclaim waits for quiet). */
 const CONNECT_BURST_GAP_MS = RECLAIM_QUIET_MS;
 /** A burst of fewer agent connections leaves too little garbage to be worth a collection. */
 export const RECLAIM_MIN_CONNECTS = 100;
-/**
- * Quiet time after the last connection of a burst before its reclaim. Longer than after a run: agents that missed
- * their turn in a storm (their handshake timed out in the queue) come back after a backoff of a few seconds, and a
- * collection in such a lull, hundreds of ms with 15,000 agents, stalled the API in the middle of a failover (a
- * GET /status p99 of 930 ms against 90–150 ms without, 2026-11-29).
- */
-export const CONNECT_BURST_QUIET_MS = 10_000;
 
 /**
  * What gives back the memory of a burst of agent connections (svcd restarted, a network coming back): each login
  * leaves short-lived objects (the SSH handshake, the hello) that a quiet svcd would keep until V8's next major GC,
  * which made svcd's RSS per agent read 31–43 KiB 20 s after connecting against 17 KiB after a full collection.
  * Once `minConnects` agents have connected no more than a few seconds apart, every further one asks for a reclaim,
- * which runs once the burst has been over for `quietMs`.
+ * which runs once the burst is over.
  */
 export function reclaimAfterConnectBursts(
   reclaim: Pick<MemoryReclaim, 'afterLoad'>,
-  { minConnects = RECLAIM_MIN_CONNECTS, quietMs = CONNECT_BURST_QUIET_MS, now = Date.now } = {},
+  minConnects = RECLAIM_MIN_CONNECTS,
+  now: () => number = Date.now,
 ): () => void {
   let burst = 0;
   let last = -Infinity;
@@ -47,6 +41,6 @@ export function reclaimAfterConnectBursts(
     const at = now();
     burst = at - last > CONNECT_BURST_GAP_MS ? 1 : burst + 1;
     last = at;
-    if (burst >= minConnects) reclaim.afterLoad(quietMs);
+    if (burst >= minConnects) reclaim.afterLoad();
   };
 }
