@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { ClientInfo, Connection, Server } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2';
 import { hostKeyFromPem } from '@svc/platform/ssh2-host-key';
-import { AgentConnection, type AgentConnectionDeps } from './agent-connection.js';
+import { AgentConnection, keepaliveSlackMs, type AgentConnectionDeps } from './agent-connection.js';
 import type { RemoteAddress } from './client-listener.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import { HandshakeSlot } from './handshake-slot.js';
@@ -45,8 +45,11 @@ export class SshGateway {
       {
         hostKeys: [{ key: hostKeyFromPem(options.hostKeyPem) }],
         ident: 'svcd',
-        // SSH-level keepalive as a safety net under the control channel's pings.
-        keepaliveInterval: options.settings.keepaliveIntervalMs,
+        // SSH-level keepalive as a safety net under the control channel's pings, after the same silence as svcd's
+        // own ping (an interval and its slack): shorter, it would drop a silent agent before that ping's answer
+        // is due, and ping agents whose own pings come every interval.
+        keepaliveInterval:
+          options.settings.keepaliveIntervalMs + keepaliveSlackMs(options.settings.keepaliveIntervalMs),
         keepaliveCountMax: 2,
       },
       (ssh, info) => this.connected(ssh, info),
