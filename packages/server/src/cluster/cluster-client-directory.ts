@@ -80,14 +80,15 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       : await this.changeFeed.changedSince((this.lastReadAt ?? 0) - this.settings.overlapMs);
     await this.markStale(rows, live, settled, startUp);
     await this.take(rows, startUp);
-    const present = new Set(rows.map((row) => row.id));
+    const present = new Set<string>();
+    await forEachInSlices(rows, (row) => present.add(row.id));
     const gone = full ? [...this.records.keys()] : removed;
-    for (const id of gone) {
-      if (present.has(id) || this.holdsHere(id) || !this.records.has(id)) continue;
+    await forEachInSlices(gone, (id) => {
+      if (present.has(id) || this.holdsHere(id) || !this.records.has(id)) return;
       this.seen.delete(id);
       this.owners.delete(id);
       this.forget(id);
-    }
+    });
     this.lastReadAt = startedAt;
     if (full) this.lastFullAt = startedAt;
     if (!settled) this.staleCheckPending = true;
@@ -124,17 +125,18 @@ export class ClusterClientDirectory extends CachedClientDirectory {
     startUp: boolean,
   ): Promise<void> {
     const now = this.clock.now().getTime();
-    const stale = !settled
-      ? []
-      : rows.filter(
-          (row) =>
-            row.connectionState === 'connected' &&
-            !this.holdsHere(row.id) &&
-            !this.heldElsewhereSince(row, live) &&
-            (!row.owner ||
-              !live.has(row.owner.nodeId) ||
-              (startUp ? row.owner.nodeId === this.nodeId : false)),
-        );
+    const stale: StoredClient[] = [];
+    // In slices: at a node's death every row is read, 30,000 of them, while agents reconnect and the API is asked.
+    if (settled)
+      await forEachInSlices(rows, (row) => {
+        if (
+          row.connectionState === 'connected' &&
+          !this.holdsHere(row.id) &&
+          !this.heldElsewhereSince(row, live) &&
+          (!row.owner || !live.has(row.owner.nodeId) || (startUp ? row.owner.nodeId === this.nodeId : false))
+        )
+          stale.push(row);
+      });
     const byNode = new Map<string | undefined, string[]>();
     for (const row of stale) {
       const ids = byNode.get(row.owner?.nodeId) ?? [];
@@ -157,8 +159,10 @@ export class ClusterClientDirectory extends CachedClientDirectory {
       }
       if (node !== undefined) this.onNodeLost(node, ids);
     }
+    // A client presence showed moving meanwhile keeps its row as read, which take() then leaves alone.
     for (const row of stale)
-      Object.assign(row, { connectionState: 'disconnected', disconnectedAt: now, owner: null });
+      if (!this.heldElsewhereSince(row, live))
+        Object.assign(row, { connectionState: 'disconnected', disconnectedAt: now, owner: null });
   }
 
   /** Takes in the rows other nodes changed. */
