@@ -67,6 +67,35 @@ async function writesTo(nc: NatsConnection, bucket: string): Promise<number> {
   return (await jsm.streams.info(`KV_${bucket}`)).state.last_seq;
 }
 
+/**
+ * The GET requests `from` sends to the KV bucket's stream while `work` runs, as a wiretap on `tap` sees them:
+ * `from`'s messages reach the tap in order, so once its marker is there every read it made before is counted.
+ */
+async function kvReadsDuring(
+  tap: NatsConnection,
+  from: NatsConnection,
+  bucket: string,
+  work: () => Promise<void>,
+): Promise<string[]> {
+  const reads: string[] = [];
+  const markerSubject = `test.${bucket}.marker.${Date.now()}`;
+  let markerSeen: () => void = () => undefined;
+  const marker = new Promise<void>((resolve) => (markerSeen = resolve));
+  const api = tap.subscribe('$JS.API.>', {
+    callback: (_err, msg) => {
+      if (msg.subject.includes(`KV_${bucket}`) && msg.subject.includes('GET')) reads.push(msg.subject);
+    },
+  });
+  const done = tap.subscribe(markerSubject, { callback: () => markerSeen() });
+  await tap.flush();
+  await work();
+  from.publish(markerSubject);
+  await marker;
+  api.unsubscribe();
+  done.unsubscribe();
+  return reads;
+}
+
 /** Polls (bounded) until presence says what `check` wants: KV writes follow the events asynchronously. */
 async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, withinMs = 5_000): Promise<T> {
   const deadline = Date.now() + withinMs;
@@ -249,23 +278,10 @@ test('a node finds which node holds a client in its watch of the keys, without a
   // Every request node a sends to JetStream passes the server as a message a wiretap can count.
   const tap = await connect({ servers: nats.url });
   connections.push(tap);
-  const reads: string[] = [];
-  let markerSeen: () => void = () => undefined;
-  const marker = new Promise<void>((resolve) => (markerSeen = resolve));
-  const api = tap.subscribe('$JS.API.>', {
-    callback: (_err, msg) => {
-      if (msg.subject.includes('KV_p7_presence_clients') && msg.subject.includes('GET'))
-        reads.push(msg.subject);
-    },
+  let owners: (ClientOwner | undefined)[] = [];
+  const reads = await kvReadsDuring(tap, a.nc, 'p7_presence_clients', async () => {
+    owners = await Promise.all(ids.map((clientId) => a.presence.owner(clientId)));
   });
-  const done = tap.subscribe('test.p7.marker', { callback: () => markerSeen() });
-  await tap.flush();
-  const owners = await Promise.all(ids.map((clientId) => a.presence.owner(clientId)));
-  // Node a's messages reach the tap in order: once its marker is there, every read it made before is counted.
-  a.nc.publish('test.p7.marker');
-  await marker;
-  api.unsubscribe();
-  done.unsubscribe();
   expect(owners).toEqual(ids.map((_, i) => ({ nodeId: 'b', epoch: i + 1 })));
   expect(reads).toEqual([]);
 
@@ -277,30 +293,17 @@ test('a node finds which node holds a client in its watch of the keys, without a
   );
 
   // Agents of b arriving at a (a failover): a claims their keys from the revisions its watch knows, unread.
-  const claimReads: string[] = [];
-  let claimMarkerSeen: () => void = () => undefined;
-  const claimMarker = new Promise<void>((resolve) => (claimMarkerSeen = resolve));
-  const claimApi = tap.subscribe('$JS.API.>', {
-    callback: (_err, msg) => {
-      if (msg.subject.includes('KV_p7_presence_clients') && msg.subject.includes('GET'))
-        claimReads.push(msg.subject);
-    },
-  });
-  const claimDone = tap.subscribe('test.p7.claimed', { callback: () => claimMarkerSeen() });
-  await tap.flush();
   const arriving = ids.slice(1, 11);
-  arriving.forEach((clientId, i) =>
-    a.events.publish('attached', { clientId, owner: { nodeId: 'a', epoch: 1_000 + i } }),
-  );
-  for (const [i, clientId] of arriving.entries())
-    await until(
-      () => b.presence.owner(clientId),
-      (o) => o?.nodeId === 'a' && o.epoch === 1_000 + i,
+  const claimReads = await kvReadsDuring(tap, a.nc, 'p7_presence_clients', async () => {
+    arriving.forEach((clientId, i) =>
+      a.events.publish('attached', { clientId, owner: { nodeId: 'a', epoch: 1_000 + i } }),
     );
-  a.nc.publish('test.p7.claimed');
-  await claimMarker;
-  claimApi.unsubscribe();
-  claimDone.unsubscribe();
+    for (const [i, clientId] of arriving.entries())
+      await until(
+        () => b.presence.owner(clientId),
+        (o) => o?.nodeId === 'a' && o.epoch === 1_000 + i,
+      );
+  });
   expect(claimReads).toEqual([]);
 });
 
