@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 /** A directory on the shared database, with every event it publishes logged as `type id`. */
-async function directoryOf(nodeId = 'node-1') {
+async function directoryOf(nodeId = 'node-1', repository = new SqlClientRepository(database)) {
   const events = new LocalClientEvents();
   const log: string[] = [];
   const note =
@@ -39,13 +39,7 @@ async function directoryOf(nodeId = 'node-1') {
       log.push(`${type} ${'clientId' in event ? event.clientId : ''}`.trim());
   for (const type of ['attached', 'detached', 'removed', 'recordChanged', 'recordsReloaded'] as const)
     events.subscribe(type, note(type));
-  const directory = new CachedClientDirectory(
-    new SqlClientRepository(database),
-    events,
-    nodeId,
-    { now: () => now },
-    quiet,
-  );
+  const directory = new CachedClientDirectory(repository, events, nodeId, { now: () => now }, quiet);
   await directory.load();
   log.length = 0;
   return { directory, events, log };
@@ -170,24 +164,16 @@ describe('CachedClientDirectory', () => {
         return super.save(...args);
       }
     }
-    const events = new LocalClientEvents();
-    const changed: string[] = [];
-    events.subscribe('recordChanged', (e) => changed.push(e.clientId));
-    const directory = new CachedClientDirectory(
-      new CountingRepository(database),
-      events,
-      'node-1',
-      { now: () => now },
-      quiet,
-    );
-    await directory.load();
+    const { directory, log } = await directoryOf('node-1', new CountingRepository(database));
+    const changed = () =>
+      log.filter((line) => line.startsWith('recordChanged')).map((line) => line.split(' ')[1]);
     directory.attach(makeHello({ client_id: 'a' }), who);
     await directory.flush();
-    expect([saves, changed]).toEqual([1, ['a']]);
+    expect([saves, changed()]).toEqual([1, ['a']]);
     // What every connection ends with: its (no) tunnels re-opened.
     directory.setTunnels('a', []);
     await directory.flush();
-    expect([saves, changed]).toEqual([1, ['a']]);
+    expect([saves, changed()]).toEqual([1, ['a']]);
     const tunnel: ClientTunnel = {
       id: '1',
       lhost: '0.0.0.0',
@@ -204,7 +190,7 @@ describe('CachedClientDirectory', () => {
     directory.setTunnels('a', [tunnel]);
     directory.setTunnels('a', [{ ...tunnel }]);
     await directory.flush();
-    expect([saves, changed]).toEqual([2, ['a', 'a']]);
+    expect([saves, changed()]).toEqual([2, ['a', 'a']]);
     expect(directory.get('a')?.tunnels).toEqual([tunnel]);
     const [row] = await new SqlClientRepository(database).loadAll();
     expect(row?.details).toMatchObject({ tunnels: [tunnel] });
