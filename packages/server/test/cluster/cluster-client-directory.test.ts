@@ -43,6 +43,14 @@ const heldBy = (id: string, nodeId: string, epoch = 1): StoredClient => ({
   details: { name: id },
 });
 
+/** node-a's directory over `rows`, reading the clock and the live nodes from what the test moves. */
+const nodeA = (rows: SqlClientRepository, now: () => number, live: () => ReadonlySet<string>) =>
+  new ClusterClientDirectory(rows, new LocalClientEvents(), 'node-a', { now: () => new Date(now()) }, log, {
+    liveNodes: () => Promise.resolve(live()),
+    fullReadMs: 60 * HEARTBEAT_MS,
+    overlapMs: 2 * HEARTBEAT_MS,
+  });
+
 describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s', (engine) => {
   let testDb: TestDatabase;
   let database: Database;
@@ -59,14 +67,13 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
   test('a refresh reads only what other nodes changed; a node leaving, and the slow cadence, read every row', async () => {
     // One clock for the writers' stamps and the reading node: the test moves it heartbeat by heartbeat.
     let now = Date.UTC(2031, 0, 1);
-    const clock = { now: () => new Date(now) };
     let live: ReadonlySet<string> = new Set(['node-a', 'node-b', 'node-c']);
     const rows = new CountingRepository(database, () => now);
-    const directory = new ClusterClientDirectory(rows, new LocalClientEvents(), 'node-a', clock, log, {
-      liveNodes: () => Promise.resolve(live),
-      fullReadMs: 60 * HEARTBEAT_MS,
-      overlapMs: 2 * HEARTBEAT_MS,
-    });
+    const directory = nodeA(
+      rows,
+      () => now,
+      () => live,
+    );
     const lost: [string, number][] = [];
     directory.onNodeLost = (nodeId, ids) => lost.push([nodeId, ids.length]);
     // node-b's writes, as its own directory makes them.
@@ -128,14 +135,13 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
 
   test('a client another node now holds is listed connected there since its epoch; older news change nothing', async () => {
     let now = Date.UTC(2032, 0, 1);
-    const clock = { now: () => new Date(now) };
     let live: ReadonlySet<string> = new Set(['node-a', 'node-b', 'node-c']);
     const rows = new SqlClientRepository(database, () => now);
-    const directory = new ClusterClientDirectory(rows, new LocalClientEvents(), 'node-a', clock, log, {
-      liveNodes: () => Promise.resolve(live),
-      fullReadMs: 60 * HEARTBEAT_MS,
-      overlapMs: 2 * HEARTBEAT_MS,
-    });
+    const directory = nodeA(
+      rows,
+      () => now,
+      () => live,
+    );
     const lost: [string, string[]][] = [];
     directory.onNodeLost = (nodeId, ids) => lost.push([nodeId, ids]);
     await rows.save(heldBy('roamer', 'node-c', 1));
