@@ -5,6 +5,12 @@ export interface BatchedMembershipOptions {
   maxKeys: number;
 }
 
+/**
+ * For what every connecting client is asked (queued jobs, stored tunnels): the clients connecting within 50 ms, at
+ * most 500 to an IN list.
+ */
+export const CONNECTING_CLIENTS: BatchedMembershipOptions = { windowMs: 50, maxKeys: 500 };
+
 interface Caller {
   resolve: (found: boolean) => void;
   reject: (err: unknown) => void;

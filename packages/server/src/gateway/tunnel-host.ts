@@ -1,6 +1,6 @@
 import { AppError } from '@svc/protocol';
 import type { Clock } from '../core/auth/ports.js';
-import { BatchedMembership } from '../core/batched-membership.js';
+import { BatchedMembership, CONNECTING_CLIENTS } from '../core/batched-membership.js';
 import { clientNotFound, type ClientDirectory } from '../core/clients/client-directory.js';
 import type { ClientEvents } from '../core/clients/client-events.js';
 import type { ClientTunnel } from '../core/clients/client-record.js';
@@ -23,9 +23,6 @@ import { duplicateKey, targetOf, tunnelView, type Tunnel } from '../core/tunnels
 import { tunnelErrors as errors } from '../core/tunnels/tunnel-errors.js';
 import type { TunnelRequest } from '../core/tunnels/tunnel-request.js';
 import type { LiveConnections } from './live-connections.js';
-
-/** Connecting clients asked about at once whether they have stored tunnels (see BatchedMembership). */
-const STORED_LOOKUP = { windowMs: 50, maxKeys: 500 };
 
 export interface TunnelsSettings {
   /** `[server] used_ports` minus `excluded_ports`. */
@@ -97,7 +94,7 @@ export class TunnelHost {
     private readonly clock: Clock,
     private readonly log: ClientsLog,
   ) {
-    this.anyStored = new BatchedMembership((ids) => repository.clientsWithTunnels(ids), STORED_LOOKUP);
+    this.anyStored = new BatchedMembership((ids) => repository.clientsWithTunnels(ids), CONNECTING_CLIENTS);
     events.subscribe('attached', ({ clientId }) => this.attached(clientId));
     events.subscribe('detached', ({ clientId }) => this.detached(clientId));
     events.subscribe('removed', ({ clientId }) => this.removed(clientId));

@@ -1,6 +1,6 @@
 import type { Job } from '@svc/protocol';
 import type { Clock } from '../auth/ports.js';
-import { BatchedMembership } from '../batched-membership.js';
+import { BatchedMembership, CONNECTING_CLIENTS } from '../batched-membership.js';
 import type { JobsService } from './jobs-service.js';
 import type { JobRepository } from './ports.js';
 import { Slots } from './slots.js';
@@ -11,8 +11,6 @@ export const PER_CLIENT_DELIVERIES = 4;
 export const GLOBAL_DELIVERIES = 128;
 /** Queued job ids read per query. */
 const PAGE = 64;
-/** Connecting clients asked about at once whether they have jobs queued (see BatchedMembership). */
-const QUEUED_LOOKUP = { windowMs: 50, maxKeys: 500 };
 
 export interface JobQueueTuning {
   perClient?: number;
@@ -46,7 +44,7 @@ export class JobQueue {
     this.perClient = tuning.perClient ?? PER_CLIENT_DELIVERIES;
     this.anyQueued = new BatchedMembership(
       (clientIds) => repository.clientsWithQueued(clientIds, clock.now()),
-      QUEUED_LOOKUP,
+      CONNECTING_CLIENTS,
     );
   }
 
