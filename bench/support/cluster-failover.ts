@@ -11,7 +11,7 @@ import { onCleanUp } from './bench-runner.js';
 import { connectedIdsOf, machineGroups } from './cluster-measures.js';
 import type { BenchNode } from './cluster-setup.js';
 import { RateProbe, summarize, type LatencySummary } from './latency.js';
-import { cpuByGroup } from './proc-stats.js';
+import { cpuByGroup, cpuByGroupSince } from './proc-stats.js';
 import { progress } from './report.js';
 import { API_USER } from './svcd-process.js';
 
@@ -95,10 +95,10 @@ async function idleCpu(groupOf: Parameters<typeof cpuByGroup>[0]): Promise<Recor
   const before = cpuByGroup(groupOf);
   await sleep(IDLE_WINDOW_MS);
   return Object.fromEntries(
-    [...cpuByGroup(groupOf)].map(([group, total]) => [
+    Object.entries(cpuByGroupSince(before, groupOf)).map(([group, ms]) => [
       group,
       // A group whose processes ended in the window (PostgreSQL backends) would read negative.
-      Math.max(0, ((total - (before.get(group) ?? 0)) * 1000) / IDLE_WINDOW_MS),
+      Math.max(0, (ms * 1000) / IDLE_WINDOW_MS),
     ]),
   );
 }
@@ -161,9 +161,7 @@ export async function failover(options: FailoverOptions): Promise<FailoverResult
       await sleep(LOOP_MS);
     }
   } finally {
-    machineCpuMs = Object.fromEntries(
-      [...cpuByGroup(groupOf)].map(([group, total]) => [group, total - (machineBefore.get(group) ?? 0)]),
-    );
+    machineCpuMs = cpuByGroupSince(machineBefore, groupOf);
     for (const { probe } of probes) await probe.stop();
   }
   const connectedAtEnd: Record<string, number> = {};

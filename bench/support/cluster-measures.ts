@@ -2,7 +2,7 @@
  * The steady-state measures of the cluster bench: the `/clients` page through each node, a command's round trip
  * through the node holding the client and through another one, and a fan-out to clients of every node.
  */
-import { cpuByGroup } from './proc-stats.js';
+import { cpuByGroup, cpuByGroupSince } from './proc-stats.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from './api-client.js';
 import type { BenchNode } from './cluster-setup.js';
@@ -240,9 +240,7 @@ export async function fanout(
       const cpuMs = Object.fromEntries(
         nodes.map((node, i) => [node.id, node.svcd.cpuMs() - (cpuBefore[i] ?? 0)]),
       );
-      const machineCpuMs = Object.fromEntries(
-        [...cpuByGroup(groupOf)].map(([group, total]) => [group, total - (machineBefore.get(group) ?? 0)]),
-      );
+      const machineCpuMs = cpuByGroupSince(machineBefore, groupOf);
       const failures = counts['successful'] === ids.length ? [] : await notSuccessful(via.api, jid);
       return { ms, postMs: post.ms, polls, cpuMs, machineCpuMs, counts, notSuccessful: failures };
     }

@@ -138,3 +138,13 @@ export function cpuByGroup(
   }
   return totals;
 }
+
+/** CPU time (ms) by group since `before` (a cpuByGroup reading with the same `groupOf`). */
+export function cpuByGroupSince(
+  before: ReadonlyMap<string, number>,
+  groupOf: (pid: number, commandLine: string) => string | undefined,
+): Record<string, number> {
+  return Object.fromEntries(
+    [...cpuByGroup(groupOf)].map(([group, total]) => [group, total - (before.get(group) ?? 0)]),
+  );
+}
