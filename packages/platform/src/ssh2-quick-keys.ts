@@ -12,13 +12,14 @@ const isSpkiDer = (options: unknown): boolean => {
   return o?.type === 'spki' && o.format === 'der';
 };
 
-const rawX25519 = (publicKey: KeyObject): Buffer =>
-  Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url');
-
 /**
- * generateKeyPairSync whose X25519 public keys export to DER without OpenSSL's encoder. ssh2's key exchange (X25519
- * by default) exports its public key as DER twice per handshake to cut the raw 32 bytes out of it; OpenSSL 3's
- * encoder takes 61 µs for that, the JWK export 1 µs (2026-11-29). The DER is the same.
+ * generateKeyPairSync whose X25519 public keys export to DER once: ssh2's key exchange (X25519 by default) exports
+ * its public key as DER twice per handshake to cut the raw 32 bytes out of it, and OpenSSL 3's encoder takes 61 µs
+ * each time (2026-11-29). The second export gets a copy of the first.
+ *
+ * Not through JWK, although its export takes 1 µs: node 20 allocates the JWK's strings while it holds the key's
+ * mutex, and a garbage collection then may finalize the key generation job, whose destructor takes the same mutex:
+ * the process hangs for good (seen in a bench simulator; `ssh2-quick-keys.test.ts` provokes it).
  */
 export function quickX25519KeyPairs(
   original: typeof crypto.generateKeyPairSync,
@@ -30,12 +31,15 @@ export function quickX25519KeyPairs(
     );
     if (type !== 'x25519' || options !== undefined) return pair;
     const { publicKey } = pair;
-    const der = Buffer.concat([X25519_SPKI_PREFIX, rawX25519(publicKey)]);
     // export() is the public key class's (node has no KeyObject.prototype.export).
     const nodeExport = (Object.getPrototypeOf(publicKey) as { export: (options?: unknown) => unknown })
       .export;
-    const exportKey = (exportOptions?: unknown) =>
-      isSpkiDer(exportOptions) ? Buffer.from(der) : nodeExport.call(publicKey, exportOptions);
+    let der: Buffer | undefined;
+    const exportKey = (exportOptions?: unknown) => {
+      if (!isSpkiDer(exportOptions)) return nodeExport.call(publicKey, exportOptions);
+      der ??= nodeExport.call(publicKey, exportOptions) as Buffer;
+      return Buffer.from(der);
+    };
     Object.defineProperty(publicKey, 'export', { value: exportKey });
     return pair;
   };

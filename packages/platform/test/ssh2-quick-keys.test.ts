@@ -1,11 +1,14 @@
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { cachedPemVerify, quickX25519Imports, quickX25519KeyPairs } from '../src/ssh2-quick-keys.js';
 
 const generate = quickX25519KeyPairs(crypto.generateKeyPairSync);
 const importKey = quickX25519Imports(crypto.createPublicKey);
 
-describe('the X25519 key exchange without the DER encoder and decoder', () => {
+describe('the X25519 key exchange with one DER encoding and without the DER decoder', () => {
   test("a key pair's public key exports the same DER as node's own, and every other format as before", () => {
     const { publicKey, privateKey } = generate('x25519');
     const fromNode = crypto.createPublicKey(privateKey);
@@ -16,6 +19,13 @@ describe('the X25519 key exchange without the DER encoder and decoder', () => {
       fromNode.export({ type: 'spki', format: 'pem' }),
     );
     expect(publicKey.export({ format: 'jwk' })).toEqual(fromNode.export({ format: 'jwk' }));
+    // The second DER export is a copy of the first, not the same Buffer (ssh2 may slice it).
+    const [first, second] = [
+      publicKey.export({ type: 'spki', format: 'der' }),
+      publicKey.export({ type: 'spki', format: 'der' }),
+    ];
+    expect(second).toEqual(first);
+    expect(second).not.toBe(first);
   });
 
   test('both ends of an exchange through the DER of the other end agree, as with node alone', () => {
@@ -34,6 +44,18 @@ describe('the X25519 key exchange without the DER encoder and decoder', () => {
     expect(secretA.length).toBe(32);
     expect(secretA).toEqual(secretB);
   });
+
+  test('exporting the public keys does not hang the process when a garbage collection runs meanwhile', async () => {
+    // Through node 20's JWK export (the first version of this) the loop hung for good in some runs under
+    // --stress-compaction, which makes every collection a full one: see quickX25519KeyPairs.
+    const loop = fileURLToPath(new URL('./support/x25519-export-loop.ts', import.meta.url));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--stress-compaction', '--import', 'tsx', loop, '20000'],
+      { timeout: 45_000 },
+    );
+    expect(stdout.trim()).toBe('done');
+  }, 60_000);
 
   test('other key types and other inputs go to node unchanged', () => {
     const ec = generate('ec', { namedCurve: 'P-256' });
