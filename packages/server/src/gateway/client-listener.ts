@@ -128,6 +128,13 @@ function destroySocket(this: Duplex): void {
   this.destroy();
 }
 
+/**
+ * Connections the kernel completes before svcd accepts them (capped by net.core.somaxconn). Node's 511 overflowed
+ * when thousands of agents of a failed node arrived at once: each dropped connection waits a second or more for
+ * the kernel's retry.
+ */
+const AGENT_LISTEN_BACKLOG = 4096;
+
 /** Listens on `[server] address`: WebSocket upgrades for agents, admitted through the handshake limiter. */
 export async function startClientListener(options: ClientListenerOptions): Promise<ClientListener> {
   const { limiter, log, upgradeTimeoutMs } = options;
@@ -235,7 +242,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
   const { host, port } = splitHostPort(options.address);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: AGENT_LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });
