@@ -18,3 +18,26 @@ test('mapInSlices keeps the order and every item', async () => {
   expect(await mapInSlices(items, (i) => i * 2)).toEqual(items.map((i) => i * 2));
   expect(await mapInSlices([], (i: number) => i)).toEqual([]);
 });
+
+test('a slice also ends once it has worked for its budget, however few items it has done', async () => {
+  const seen: string[] = [];
+  setImmediate(() => seen.push('other work'));
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  // 2 ms an item, 5 ms a slice: the first slice ends after 3 items at most (after fewer when the machine is slow).
+  await forEachInSlices(
+    Array.from({ length: 8 }, (_, i) => i),
+    (i) => {
+      busy(2);
+      seen.push(String(i));
+    },
+    500,
+    5,
+  );
+  const other = seen.indexOf('other work');
+  expect(other).toBeGreaterThanOrEqual(1);
+  expect(other).toBeLessThanOrEqual(3);
+  expect(seen.filter((s) => s !== 'other work')).toEqual(['0', '1', '2', '3', '4', '5', '6', '7']);
+});
