@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startGatewayServer, type GatewayServer } from './helpers.js';
 
-const BURST = fileURLToPath(new URL('./support/connect-burst.mjs', import.meta.url));
+const BURST = fileURLToPath(new URL('./support/connect-burst.ts', import.meta.url));
 /** More than node's default backlog of 511, fewer than svcd's 4,096 (and than this machine's somaxconn, 4,096). */
 const CONNECTIONS = 1200;
 /** The kernel retries a dropped connection after 1 s, then 3 s. */
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 test('a burst of agent connections arriving while svcd is busy waits in the backlog, none for the kernel retry', async () => {
   const port = Number(new URL(t.url).port);
-  const child = spawn(process.execPath, [BURST, String(port), String(CONNECTIONS)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', BURST, String(port), String(CONNECTIONS)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
