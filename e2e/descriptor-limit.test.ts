@@ -133,7 +133,10 @@ beforeAll(async () => {
     clientPort: agentPort,
     apiPort,
     keySeed: 'fd-limit-seed',
-    server: [`auth = "${AGENT_AUTH.id}:${AGENT_AUTH.password}"`],
+    // The raw connections that exhaust the descriptors must stay until the reclaim after the agents' burst (10 s
+    // of quiet) has read /proc: on the agent port until upgrade_timeout, on the API until read_header_timeout.
+    server: [`auth = "${AGENT_AUTH.id}:${AGENT_AUTH.password}"`, 'upgrade_timeout = "120s"'],
+    api: ['read_header_timeout = "120s"', 'read_timeout = "120s"'],
   });
   svcd = startExecutable('prlimit', [
     `--nofile=${SOFT_LIMIT}:${HARD_LIMIT}`,
@@ -196,9 +199,20 @@ describe('svcd at its open-file limit', () => {
     expect(exhausted.descriptors_used).toBe(HARD_LIMIT);
 
     // The memory reclaim after the connect burst reads /proc (it used to crash svcd here): it reports without RSS.
-    const reclaim = await svcd.waitForLog(
+    // Meanwhile the kept connection is used every second: idle for svcd's keep-alive timeout, it would be closed
+    // and free a descriptor.
+    const reclaimed = svcd.waitForLog(
       'gave back the memory of a large multi-client run or a burst of agent connections (two full garbage collections, C heap trim)',
     );
+    let waiting = true;
+    const keepBusy = (async () => {
+      while (waiting) {
+        expect((await getOnKeptConnection('/status')).json.data.descriptors_used).toBe(HARD_LIMIT);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    })();
+    const reclaim = await reclaimed.finally(() => (waiting = false));
+    await keepBusy;
     expect(reclaim.rss_mib).toContain(null);
 
     // The connected agents are still served: every one answers a ping round trip through svcd's control peer.

@@ -100,10 +100,10 @@ export class MemoryReclaim {
     return this.secondPending;
   }
 
-  /** A burst of work that leaves garbage has happened (or is still going on). */
-  afterLoad(): void {
+  /** A burst of work that leaves garbage has happened (or is still going on); the reclaim waits `quietMs` of quiet. */
+  afterLoad(quietMs = this.quietMs): void {
     this.secondPending = false;
-    this.whenIdle(this.quietMs, () => {
+    this.whenIdle(quietMs, () => {
       const rssBefore = readRss();
       const first = this.collect('major');
       this.secondPending = true;

@@ -167,8 +167,13 @@ export interface ServerOptions {
   onScheduleFiring?: (firing: StoredFiring) => void;
   /** Called when `svcd drain` asks this node to drain (cluster mode); the caller then stops it as on SIGTERM. */
   drainRequested?: () => void;
-  /** Waits of the memory reclaim after load (3 s quiet, 3 s between its collections); tests shorten them. */
-  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'>;
+  /**
+   * Waits of the memory reclaim after load (3 s quiet, 10 s after a burst of agent connections, 3 s between its
+   * collections); tests shorten them.
+   */
+  memoryReclaim?: Pick<MemoryReclaimTiming, 'quietMs' | 'secondCollectionMs'> & {
+    connectBurstQuietMs?: number;
+  };
 }
 
 type Opened = {
@@ -416,7 +421,9 @@ export async function startServer(
       serverVersion: SVCD_VERSION,
       jobResults: jobs,
       jobOutput: jobOutputTo(events),
-      clientConnected: reclaimAfterConnectBursts(memoryReclaim),
+      clientConnected: reclaimAfterConnectBursts(memoryReclaim, {
+        quietMs: options.memoryReclaim?.connectBurstQuietMs,
+      }),
       descriptors,
       exhaustion,
       ...(databaseWatch ? { unavailable: () => databaseWatch.refusal() } : {}),

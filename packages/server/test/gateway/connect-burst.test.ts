@@ -7,8 +7,10 @@ const RECLAIMED =
   'gave back the memory of a large multi-client run or a burst of agent connections (two full garbage collections, C heap trim)';
 
 test('a burst of agent connections is followed, once over, by a reclaim of svcd memory', async () => {
-  // The waits shortened from 3 s each: what is tested is that the burst is noticed and the reclaim runs.
-  const t = await startGatewayServer({ memoryReclaim: { quietMs: 1000, secondCollectionMs: 300 } });
+  // The waits shortened from 10 s and 3 s: what is tested is that the burst is noticed and the reclaim runs.
+  const t = await startGatewayServer({
+    memoryReclaim: { quietMs: 1000, connectBurstQuietMs: 1000, secondCollectionMs: 300 },
+  });
   const agents: TestAgent[] = [];
   try {
     // Ten at a time, as a fleet reconnecting after a restart comes back.

@@ -1,6 +1,10 @@
 import { expect, test } from 'vitest';
 import { RECLAIM_QUIET_MS } from '@svc/platform';
-import { reclaimAfterConnectBursts, reclaimAfterLargeRuns } from '../../src/infra/memory-reclaim.js';
+import {
+  CONNECT_BURST_QUIET_MS,
+  reclaimAfterConnectBursts,
+  reclaimAfterLargeRuns,
+} from '../../src/infra/memory-reclaim.js';
 
 test('only runs on at least the minimum number of clients ask for a reclaim', () => {
   let asked = 0;
@@ -16,7 +20,16 @@ test('only runs on at least the minimum number of clients ask for a reclaim', ()
 test('a burst of at least the minimum number of agent connections asks for a reclaim; scattered ones do not', () => {
   let asked = 0;
   let clock = 0;
-  const connected = reclaimAfterConnectBursts({ afterLoad: () => (asked += 1) }, 3, () => clock);
+  const quiets: (number | undefined)[] = [];
+  const connected = reclaimAfterConnectBursts(
+    {
+      afterLoad: (quietMs?: number) => {
+        asked += 1;
+        quiets.push(quietMs);
+      },
+    },
+    { minConnects: 3, now: () => clock },
+  );
   // Three connections, each more than the reclaim's quiet time after the one before: no burst.
   for (let i = 0; i < 3; i++) {
     clock += RECLAIM_QUIET_MS + 1;
@@ -30,4 +43,7 @@ test('a burst of at least the minimum number of agent connections asks for a rec
     connected();
   }
   expect(asked).toBe(2);
+  // A burst's reclaim waits longer than a run's: a storm of reconnects has lulls of a few seconds.
+  expect(quiets).toEqual([CONNECT_BURST_QUIET_MS, CONNECT_BURST_QUIET_MS]);
+  expect(CONNECT_BURST_QUIET_MS).toBeGreaterThan(RECLAIM_QUIET_MS);
 });
