@@ -204,7 +204,7 @@ async function main(): Promise<boolean> {
   };
   await countPresence('after connecting');
   // The steady state is measured, not the connection storm's aftermath: each node reclaims the storm's memory
-  // (two full collections 3 s apart, 3 s after its last connection), a pause of hundreds of ms at 10,000 agents.
+  // (two full collections 3 s apart, 10 s after its last connection), a pause of hundreds of ms at 10,000 agents.
   progress(`waiting ${SETTLE_AFTER_CONNECT_MS / 1000} s for the nodes' memory reclaim after the connections`);
   await sleep(SETTLE_AFTER_CONNECT_MS);
   const listings = await listingThroughEachNode(nodes, AGENTS, REQUESTS);

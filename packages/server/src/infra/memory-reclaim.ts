@@ -18,7 +18,7 @@ export function reclaimAfterLargeRuns(
   };
 }
 
-/** Agents connecting within this long of each other are one burst (as MemoryReclaim waits for quiet). */
+/** Agents connecting within this long of each other are one burst. */
 const CONNECT_BURST_GAP_MS = RECLAIM_QUIET_MS;
 /** A burst of fewer agent connections leaves too little garbage to be worth a collection. */
 export const RECLAIM_MIN_CONNECTS = 100;
@@ -34,7 +34,7 @@ export const CONNECT_BURST_QUIET_MS = 10_000;
  * leaves short-lived objects (the SSH handshake, the hello) that a quiet svcd would keep until V8's next major GC,
  * which made svcd's RSS per agent read 31–43 KiB 20 s after connecting against 17 KiB after a full collection.
  * Once `minConnects` agents have connected no more than a few seconds apart, every further one asks for a reclaim,
- * which runs once the burst has been over for CONNECT_BURST_QUIET_MS.
+ * which runs once the burst has been over for `quietMs` (CONNECT_BURST_QUIET_MS).
  */
 export function reclaimAfterConnectBursts(
   reclaim: Pick<MemoryReclaim, 'afterLoad'>,
