@@ -12,6 +12,7 @@
  * one source address has only the kernel's ephemeral port range, ~28,000 ports).
  */
 import { randomUUID } from 'node:crypto';
+import { LinkError } from '../../packages/agent/src/connection/link-error.js';
 import { openLink, type Link } from '../../packages/agent/src/connection/ssh-link.js';
 import { JobOutput } from '../../packages/agent/src/exec/job-output.js';
 import { offerJobResult, type ResultLink } from '../../packages/agent/src/exec/result-request.js';
@@ -161,6 +162,8 @@ class SimulatedAgent {
   private moves = 0;
   /** svcd ended the last session with `reconnect`: the next attempt goes at once. */
   private reconnectNow = false;
+  /** svcd refused the last attempt and said when to come back (503 with Retry-After), as svc heeds it. */
+  private retryAfterMs: number | undefined;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -192,7 +195,9 @@ class SimulatedAgent {
         this.reconnectNow = false;
         continue;
       }
-      const delay = this.backoff.next();
+      const told = this.retryAfterMs;
+      this.retryAfterMs = undefined;
+      const delay = told === undefined ? this.backoff.next() : this.backoff.retryAfter(told);
       this.fleet.delayDrawn(delay);
       this.setState('backingOff');
       await this.backoff.sleep(delay, signal);
@@ -251,6 +256,7 @@ class SimulatedAgent {
           localAddresses.length > 0 ? localAddresses[this.index % localAddresses.length] : undefined,
       });
     } catch (err) {
+      if (err instanceof LinkError) this.retryAfterMs = err.retryAfterMs;
       return err instanceof Error ? err.message : String(err);
     }
     this.link = link;

@@ -92,6 +92,21 @@ test('refused credentials are an error line and use the normal backoff', async (
   ]);
 });
 
+test('a busy svcd (503 with Retry-After) is tried again when it said, and the backoff does not grow', async () => {
+  const { logger, lines } = captureLogs();
+  const { backoff, sleeps, target } = recordingBackoff(4);
+  const told = [12_000, 3_000, undefined, undefined];
+  const openLink = () => {
+    const retryAfterMs = told.shift();
+    return Promise.reject(new LinkError('unreachable', 'svcd is busy', retryAfterMs));
+  };
+  const agent = (target.agent = new Agent(options('ws://x:1/'), { logger, backoff, openLink }));
+  await agent.run();
+  // Told 12 s and 3 s: each plus half a second (the recording backoff's random 0.5); then the backoff from its base.
+  expect(sleeps).toEqual([12_500, 3_500, 500, 1000]);
+  expect(lines[0]).toMatchObject({ level: 40, retry_in_ms: 12_500, retry_cap_ms: 12_000 });
+});
+
 test('stop() during a wait ends run() at once', async () => {
   const { logger } = captureLogs();
   const agent = new Agent(options('ws://x:1/'), {

@@ -8,7 +8,7 @@ import { Agent, type AgentOptions } from '../src/connection/agent.js';
 import { defaultExecSettings } from '../src/exec/exec-settings.js';
 import { NO_JOBS_DATA_DIR } from './support/exec.js';
 import { LinkError } from '../src/connection/link-error.js';
-import { openLink, type LinkOptions } from '../src/connection/ssh-link.js';
+import { openLink, type Link, type LinkOptions } from '../src/connection/ssh-link.js';
 import { captureLogs } from './support/log-capture.js';
 
 let svcd: TestServer;
@@ -211,6 +211,42 @@ test("svcd's refusal of the upgrade is reported with the status and svcd's reaso
     expect(error.message).toMatch(
       /^cannot open a WebSocket to ws:\/\/127\.0\.0\.1:\d+\/: Unexpected server response: 503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later; handshake queue: queue_full\)$/,
     );
+  } finally {
+    holder.socket.destroy();
+    await busy.stop();
+  }
+});
+
+test('past the handshakes under way svcd says when to come back, and the refusal carries it', async () => {
+  // One handshake under way at most, and no waiting for a place: an upgrade that never speaks SSH is one.
+  const busy = await startTestServer({
+    store: 'static',
+    server: { auth: `${CREDENTIALS.id}:${CREDENTIALS.password}`, max_concurrent_ssh_handshakes: 1 },
+    tuning: { agentLink: { handshakesUnderWayPerSlot: 1, admissionQueueSeconds: 0 } },
+  });
+  const busyUrl = `ws://127.0.0.1:${busy.server.clientPort}/`;
+  const holder = await openRaw(
+    busy.server.clientPort,
+    'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: svc-v1\r\n\r\n',
+  );
+  try {
+    const [answer] = (await once(holder.socket, 'data')) as [Buffer];
+    expect(answer.toString()).toMatch(/^HTTP\/1\.1 101 /);
+    // Before any login is measured svcd assumes a place frees every 4 s: the first agent refused comes back in 4.
+    const first = await refusal(linkOptions({ url: busyUrl }));
+    expect(first).toMatchObject({ kind: 'unreachable', retryAfterMs: 4000 });
+    expect(first.message).toMatch(
+      /503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later; 1 agent handshake is under way; come back in 4 s\)$/,
+    );
+    expect((await refusal(linkOptions({ url: busyUrl }))).retryAfterMs).toBe(8000);
+    holder.socket.destroy();
+    // The place is free once svcd has seen the close.
+    let link: Link | undefined;
+    for (let attempt = 0; !link && attempt < 50; attempt++)
+      link = await openLink(linkOptions({ url: busyUrl })).catch(() => undefined);
+    expect(link).toBeDefined();
+    link?.close();
   } finally {
     holder.socket.destroy();
     await busy.stop();

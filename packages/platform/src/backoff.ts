@@ -61,6 +61,16 @@ export class Backoff {
     return Math.min(cap, Math.floor(this.random() * cap));
   }
 
+  /**
+   * The delay after the server said when to come back (Retry-After): that long plus up to a second (at most the
+   * delay itself) at random, so agents told the same second do not all arrive at its start; at most `maxMs`. The
+   * backoff does not grow: a busy server that names its time is not a failing one.
+   */
+  retryAfter(serverMs: number): number {
+    const spread = Math.floor(this.random() * Math.min(1000, serverMs));
+    return Math.min(this.maxMs, serverMs + spread);
+  }
+
   /** Starts again from the base delay, e.g. after a connection that worked. */
   reset(): void {
     this.attempt = 0;

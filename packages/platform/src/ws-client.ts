@@ -26,13 +26,14 @@ export interface WebSocketConnectOptions {
 
 /**
  * The opening handshake failed. `code` is set as Node sets it on network errors where it means the same
- * (ECONNRESET: closed before answering; ETIMEDOUT), `status` and `body` when the server answered without upgrading.
+ * (ECONNRESET: closed before answering; ETIMEDOUT), `status` and `body` when the server answered without upgrading,
+ * and `retryAfterMs` when that answer had a Retry-After in seconds.
  */
 export class WebSocketHandshakeError extends Error {
   override readonly name = 'WebSocketHandshakeError';
   constructor(
     message: string,
-    readonly details: { code?: string; status?: number; body?: string } = {},
+    readonly details: { code?: string; status?: number; body?: string; retryAfterMs?: number } = {},
   ) {
     super(message);
   }
@@ -81,7 +82,7 @@ export async function connectWebSocket(
   );
   return new Promise<WebSocketStream>((resolve, reject) => {
     let received: Buffer = Buffer.alloc(0);
-    let refusal: { status: number; reason: string; bodyStart: number; bodyLength: number } | undefined;
+    let refusal: Refusal | undefined;
 
     const finish = (error: Error | undefined) => {
       clearTimeout(timer);
@@ -137,6 +138,7 @@ export async function connectWebSocket(
         refusal = {
           status: response.status,
           reason: response.reason,
+          retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
           bodyStart: end + HEAD_END.length,
           bodyLength: Math.min(Number.isFinite(length) ? length : MAX_BODY_BYTES, MAX_BODY_BYTES),
         };
@@ -205,13 +207,28 @@ function upgradeResponseProblem(
   return undefined;
 }
 
-function refused(refusal: { status: number; reason: string; bodyStart: number }, received: Buffer): Error {
+interface Refusal {
+  status: number;
+  reason: string;
+  retryAfterMs: number | undefined;
+  bodyStart: number;
+  bodyLength: number;
+}
+
+/** A Retry-After of delay-seconds (RFC 9110 10.2.3) in ms; an HTTP date or anything else is ignored. */
+function retryAfterMs(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,6}$/.test(value)) return undefined;
+  return Number(value) * 1000;
+}
+
+function refused(refusal: Refusal, received: Buffer): Error {
   const body = received.subarray(refusal.bodyStart, refusal.bodyStart + MAX_BODY_BYTES).toString('utf8');
   return new WebSocketHandshakeError(
     `Unexpected server response: ${refusal.status} ${refusal.reason}`.trim(),
     {
       status: refusal.status,
       body,
+      ...(refusal.retryAfterMs === undefined ? {} : { retryAfterMs: refusal.retryAfterMs }),
     },
   );
 }

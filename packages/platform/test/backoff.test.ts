@@ -61,6 +61,15 @@ describe('Backoff', () => {
     expect(() => new Backoff({ baseMs: 0 })).toThrow(RangeError);
   });
 
+  test("retryAfter: the server's delay and up to a second more at random, capped by the max; the cap does not grow", () => {
+    const backoff = new Backoff({ baseMs: 1000, maxMs: 10_000, random: () => 0.5 });
+    expect(backoff.retryAfter(3000)).toBe(3500);
+    expect(backoff.retryAfter(400)).toBe(400 + 200);
+    expect(backoff.retryAfter(60_000)).toBe(10_000);
+    expect(backoff.attempts).toBe(0);
+    expect(backoff.currentCapMs).toBe(1000);
+  });
+
   test('sleeps with the injected clock', async () => {
     const sleep = vi.fn(() => Promise.resolve());
     const backoff = new Backoff({ sleep });

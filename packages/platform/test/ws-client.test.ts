@@ -81,6 +81,18 @@ test('a refusal names the status and keeps the body', async () => {
   expect(error.details).toMatchObject({ status: 400, body });
 });
 
+test('a refusal with Retry-After in seconds carries it in ms; an HTTP date is not taken', async () => {
+  const busy = await answering(
+    () => 'HTTP/1.1 503 Service Unavailable\r\nretry-after: 7\r\ncontent-length: 0\r\n\r\n',
+  );
+  expect((await failure(busy.url)).details).toMatchObject({ status: 503, retryAfterMs: 7000 });
+  const dated = await answering(
+    () =>
+      'HTTP/1.1 503 Service Unavailable\r\nretry-after: Wed, 21 Oct 2026 07:28:00 GMT\r\ncontent-length: 0\r\n\r\n',
+  );
+  expect((await failure(dated.url)).details.retryAfterMs).toBeUndefined();
+});
+
 test('a refusal without a length is reported when the server closes', async () => {
   const raw = await rawServer((socket) =>
     socket.once('data', () => socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\n\r\nno entry')),

@@ -54,7 +54,7 @@ const shortDuration = (ms: number) => (ms < 1000 ? `${ms}ms` : formatDuration(Ma
 
 type Attempt =
   | { connected: true; reconnectNow?: string }
-  | { connected: false; kind: LinkFailure | 'refused'; message: string };
+  | { connected: false; kind: LinkFailure | 'refused'; message: string; retryAfterMs?: number | undefined };
 
 /**
  * Keeps one link to svcd: connects, says hello, and after any failure or disconnect tries again with
@@ -141,8 +141,14 @@ export class Agent {
       }
       // A wrong fingerprint will not fix itself; retry rarely instead of hammering svcd.
       const wrongKey = !attempt.connected && attempt.kind === 'fingerprint';
-      const cap = wrongKey ? this.backoff.maxMs : this.backoff.currentCapMs;
-      const delay = wrongKey ? this.backoff.maxMs : this.backoff.next();
+      // A busy svcd says when it expects room (503 with Retry-After): come back then, without growing the backoff.
+      const told = attempt.connected ? undefined : attempt.retryAfterMs;
+      const cap = wrongKey ? this.backoff.maxMs : (told ?? this.backoff.currentCapMs);
+      const delay = wrongKey
+        ? this.backoff.maxMs
+        : told === undefined
+          ? this.backoff.next()
+          : this.backoff.retryAfter(told);
       const retry = `retrying in ${shortDuration(delay)}`;
       // The cap (the upper bound the jittered delay was drawn under) shows the backoff growing.
       const fields = { server, retry_in_ms: delay, retry_cap_ms: cap };
@@ -168,7 +174,7 @@ export class Agent {
       });
     } catch (err) {
       const error = err instanceof LinkError ? err : new LinkError('unreachable', String(err));
-      return { connected: false, kind: error.kind, message: error.message };
+      return { connected: false, kind: error.kind, message: error.message, retryAfterMs: error.retryAfterMs };
     }
     this.current = { link };
     try {

@@ -10,6 +10,8 @@ export class LinkError extends Error {
   constructor(
     readonly kind: LinkFailure,
     message: string,
+    /** When svcd refused the upgrade and said when to come back (Retry-After). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2-client';
-import { connectWebSocket } from '@svc/platform';
+import { connectWebSocket, WebSocketHandshakeError } from '@svc/platform';
 import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import { AGENT_CIPHERS } from './ciphers.js';
@@ -112,6 +112,7 @@ export function openLink(options: LinkOptions): Promise<Link> {
             new LinkError(
               'unreachable',
               `cannot open a WebSocket to ${url}: ${err.message}${upgradeRefusal(err)}${plainLinkHint(err, url)}`,
+              err instanceof WebSocketHandshakeError ? err.details.retryAfterMs : undefined,
             ),
         );
       },

@@ -6,6 +6,7 @@ import type { JobOutputListener } from '../core/jobs/job-watch.js';
 import type { JobResultSink } from '../core/jobs/ports.js';
 import type { LiveConnections } from './live-connections.js';
 import { startClientListener } from './client-listener.js';
+import { HandshakeAdmission } from './handshake-admission.js';
 import { HandshakeLimiter } from './handshake-limiter.js';
 import { RefusalCounts } from './refusal-counts.js';
 import { TunnelTraffic, type TunnelTrafficTotals } from './tunnel-traffic.js';
@@ -26,6 +27,14 @@ export interface AgentLinkTuning {
   /** Upgrades waiting for a handshake slot; more are refused with 503. */
   handshakeQueueLimit: number;
   handshakeQueueWaitMs: number;
+  /** Handshakes under way (upgrade to login) per handshake slot; past them agents get 503 with a Retry-After. */
+  handshakesUnderWayPerSlot: number;
+  /** The longest Retry-After told to an agent beyond them, in seconds. */
+  maxRetryAfterS: number;
+  /** Upgrades past them wait while a place should come within this long at the measured login rate. */
+  admissionQueueSeconds: number;
+  /** The longest such a wait lasts before the agent is told when to come back. */
+  admissionWaitMs: number;
   /** Largest WebSocket message from an agent (SSH packets are at most ~35 KB). */
   maxPayloadBytes: number;
 }
@@ -41,6 +50,12 @@ export const DEFAULT_AGENT_LINK_TUNING: AgentLinkTuning = {
   // restart a short queue turns into minutes of stragglers (reconnect-storm bench: 101 s with 1000, 43 s with 10k).
   handshakeQueueLimit: 10_000,
   handshakeQueueWaitMs: 30_000,
+  // About what two cores finish in one to two seconds of a storm; agents beyond are told when to come back.
+  handshakesUnderWayPerSlot: 256,
+  maxRetryAfterS: 120,
+  // A wait costs a socket and no CPU, a refusal a connection on both ends; both well within an agent's 30 s.
+  admissionQueueSeconds: 10,
+  admissionWaitMs: 20_000,
   maxPayloadBytes: 1024 * 1024,
 };
 
@@ -82,6 +97,8 @@ export interface AgentLinkStats {
   handshakesActive: number;
   /** Upgrades waiting for a slot. */
   handshakesWaiting: number;
+  /** Handshakes admitted and not logged in yet (a slot held, waited for, or waiting for the agent). */
+  handshakesUnderWay: number;
   /** Refused agent connections and logins by reason, since start. */
   refusals: ReadonlyMap<string, number>;
   tunnels: TunnelTrafficTotals;
@@ -111,8 +128,15 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
   const { connections, log } = options;
   const refusals = new RefusalCounts();
   const tunnelTraffic = new TunnelTraffic();
+  const slots = handshakeConcurrency(options.maxConcurrentHandshakes);
+  const admission = new HandshakeAdmission({
+    maxUnderWay: slots * tuning.handshakesUnderWayPerSlot,
+    maxRetryAfterS: tuning.maxRetryAfterS,
+    queueSeconds: tuning.admissionQueueSeconds,
+    maxWaitMs: tuning.admissionWaitMs,
+  });
   const limiter = new HandshakeLimiter({
-    concurrent: handshakeConcurrency(options.maxConcurrentHandshakes),
+    concurrent: slots,
     queueLimit: tuning.handshakeQueueLimit,
     queueWaitMs: tuning.handshakeQueueWaitMs,
   });
@@ -138,12 +162,13 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
   });
   const listener = await startClientListener({
     address: options.address,
+    admission,
     limiter,
     maxPayloadBytes: tuning.maxPayloadBytes,
     upgradeTimeoutMs: options.upgradeTimeoutMs,
     maxConnections: options.maxConnections,
     tls: options.tls,
-    onAgent: (stream, remote, release) => gateway.accept(stream, remote, release),
+    onAgent: (stream, remote, release, ticket) => gateway.accept(stream, remote, release, ticket),
     refusals,
     descriptors: options.descriptors,
     ...(options.exhaustion ? { exhaustion: options.exhaustion } : {}),
@@ -156,6 +181,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     stats: () => ({
       handshakesActive: limiter.active,
       handshakesWaiting: limiter.waiting,
+      handshakesUnderWay: admission.active,
       refusals: refusals.snapshot(),
       tunnels: tunnelTraffic.totals(),
     }),

@@ -18,6 +18,12 @@ import type { ListenerTls } from '../infra/listener-tls.js';
 import type { DescriptorGauge } from '../infra/descriptor-gauge.js';
 import { DescriptorExhaustionLog, keepAccepting } from '../infra/descriptor-exhaustion.js';
 import { splitHostPort } from '../infra/address.js';
+import {
+  AdmissionAborted,
+  AdmissionRefused,
+  type HandshakeAdmission,
+  type HandshakeTicket,
+} from './handshake-admission.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import type { RefusalCounts } from './refusal-counts.js';
 import { RefusalLog } from './refusal-log.js';
@@ -30,6 +36,8 @@ export interface RemoteAddress {
 export interface ClientListenerOptions {
   /** `[server] address`. */
   address: string;
+  /** Bounds the handshakes under way; agents past it are told when to come back. */
+  admission: HandshakeAdmission;
   limiter: HandshakeLimiter;
   /** Largest WebSocket message accepted from an agent. */
   maxPayloadBytes: number;
@@ -40,10 +48,11 @@ export interface ClientListenerOptions {
   /** Certificate and key: agents connect with wss. */
   tls?: ListenerTls | undefined;
   /**
-   * Takes an admitted agent: the WebSocket as a byte stream, the peer's address and the release of its handshake
-   * slot (also released when the socket closes). Returns false to refuse the connection.
+   * Takes an admitted agent: the WebSocket as a byte stream, the peer's address, the release of its handshake
+   * slot (also released when the socket closes) and its admission ticket, to be ended at the login or the close.
+   * Returns false to refuse the connection.
    */
-  onAgent(stream: Duplex, remote: RemoteAddress, release: () => void): boolean;
+  onAgent(stream: Duplex, remote: RemoteAddress, release: () => void, ticket: HandshakeTicket): boolean;
   /** Counts every refusal, also those the log holds back. */
   refusals: RefusalCounts;
   /** Refuses agents when descriptors run short; without it every agent is admitted. */
@@ -187,7 +196,13 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     });
   }
 
-  const admit = (req: IncomingMessage, socket: Socket, head: Buffer, release: () => void) => {
+  const admit = (
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    release: () => void,
+    ticket: HandshakeTicket,
+  ) => {
     const stream = acceptUpgrade(
       socket,
       { headers: req.headers, head },
@@ -197,7 +212,9 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     streams.add(stream);
     stream.once('close', () => streams.delete(stream));
     const remote = { ip: req.socket.remoteAddress ?? '', port: req.socket.remotePort ?? 0 };
-    if (!options.onAgent(stream, remote, release)) stream.destroy();
+    if (options.onAgent(stream, remote, release, ticket)) return;
+    ticket.end(false);
+    stream.destroy();
   };
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -223,20 +240,38 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     const abort = new AbortController();
     const onEarlyClose = () => abort.abort();
     socket.once('close', onEarlyClose);
-    limiter.acquire(abort.signal, addressKey(req.socket.remoteAddress)).then(
-      (release) => {
-        socket.off('close', onEarlyClose);
-        if (socket.destroyed) return release();
-        socket.once('close', release);
-        admit(req, socket as Socket, head, release);
-      },
-      (err: unknown) => {
-        socket.off('close', onEarlyClose);
-        const reason = err instanceof Error && 'reason' in err ? err.reason : 'error';
-        if (reason === 'aborted') return;
-        refuse(socket, req.socket.remoteAddress, { ...BUSY, detail: `handshake queue: ${String(reason)}` });
-      },
-    );
+    let ticket: HandshakeTicket | undefined;
+    options.admission
+      .acquire(abort.signal)
+      .then((admitted) => {
+        ticket = admitted;
+        return limiter.acquire(abort.signal, addressKey(req.socket.remoteAddress));
+      })
+      .then(
+        (release) => {
+          socket.off('close', onEarlyClose);
+          if (!ticket || socket.destroyed) {
+            ticket?.end(false);
+            return release();
+          }
+          socket.once('close', release);
+          admit(req, socket as Socket, head, release, ticket);
+        },
+        (err: unknown) => {
+          socket.off('close', onEarlyClose);
+          ticket?.end(false);
+          if (err instanceof AdmissionAborted) return;
+          if (err instanceof AdmissionRefused) {
+            const retryAfter = String(err.retryAfterS);
+            const headers = { 'retry-after': retryAfter };
+            refuse(socket, req.socket.remoteAddress, { ...BUSY, detail: err.message, headers });
+            return;
+          }
+          const reason = err instanceof Error && 'reason' in err ? err.reason : 'error';
+          if (reason === 'aborted') return;
+          refuse(socket, req.socket.remoteAddress, { ...BUSY, detail: `handshake queue: ${String(reason)}` });
+        },
+      );
   });
 
   const { host, port } = splitHostPort(options.address);
@@ -251,6 +286,7 @@ export async function startClientListener(options: ClientListenerOptions): Promi
 
   let serverClosed: Promise<void> | undefined;
   const stopAccepting = () => {
+    options.admission.close();
     limiter.close();
     serverClosed ??= new Promise((resolve) => server.close(() => resolve()));
   };

@@ -5,6 +5,7 @@ import { ssh2 } from '@svc/platform/ssh2';
 import { hostKeyFromPem } from '@svc/platform/ssh2-host-key';
 import { AgentConnection, keepaliveSlackMs, type AgentConnectionDeps } from './agent-connection.js';
 import type { RemoteAddress } from './client-listener.js';
+import type { HandshakeTicket } from './handshake-admission.js';
 import type { HandshakeLimiter } from './handshake-limiter.js';
 import { HandshakeSlot } from './handshake-slot.js';
 import { SHUTDOWN_GRACE_MS } from './live-connections.js';
@@ -12,8 +13,8 @@ import { SHUTDOWN_GRACE_MS } from './live-connections.js';
 interface Pending {
   stream: Duplex;
   remote: RemoteAddress;
-  /** Ends the handshake phase: frees the limiter slot and stops the handshake timer. */
-  finish: () => void;
+  /** Ends the handshake phase: frees the limiter slot and the admission ticket, stops the handshake timer. */
+  finish: (loggedIn: boolean) => void;
 }
 
 export interface SshGatewayOptions extends AgentConnectionDeps {
@@ -61,7 +62,7 @@ export class SshGateway {
   }
 
   /** Takes an admitted agent stream; false when it cannot be told apart from one in progress. */
-  accept(stream: Duplex, remote: RemoteAddress, release: () => void): boolean {
+  accept(stream: Duplex, remote: RemoteAddress, release: () => void, ticket: HandshakeTicket): boolean {
     const key = keyOf(remote);
     if (this.pending.has(key)) return false;
     const timer = setTimeout(() => {
@@ -72,18 +73,20 @@ export class SshGateway {
     timer.unref();
     let slot: HandshakeSlot | undefined;
     let finished = false;
-    const finish = () => {
+    const finish = (loggedIn: boolean) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
       slot?.finish();
+      ticket.end(loggedIn);
       // Let go of this closure (timer, key) once the handshake is over: connections live for months.
-      stream.off('close', finish);
+      stream.off('close', closedEarly);
       if (this.pending.get(key)?.stream === stream) this.pending.delete(key);
       if (!slot) release();
     };
+    const closedEarly = () => finish(false);
     this.pending.set(key, { stream, remote, finish });
-    stream.once('close', finish);
+    stream.once('close', closedEarly);
     Object.assign(stream, { remoteAddress: remote.ip, remotePort: remote.port });
     this.server.injectSocket(stream as Socket);
     // Watching only now: a 'data' listener makes the stream flow, which must not start before ssh2 listens.
@@ -119,7 +122,7 @@ export class SshGateway {
       this.connections.delete(c);
       this.whenClosed.get(c)?.();
     });
-    ssh.once('ready', pending.finish);
+    ssh.once('ready', () => pending.finish(true));
     this.connections.add(connection);
   }
 }

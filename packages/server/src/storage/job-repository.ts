@@ -439,12 +439,17 @@ export class SqlJobRepository implements JobRepository {
     });
   }
 
-  awaitingResult(clientId: string, before: Date, unconfirmed = false): Promise<string[]> {
+  awaitingResult(
+    clientIds: readonly string[],
+    before: Date,
+    unconfirmed = false,
+  ): Promise<{ clientId: string; jid: string }[]> {
+    if (clientIds.length === 0) return Promise.resolve([]);
     return withStorageErrors(async () => {
       let query = this.database.db
         .selectFrom('jobs')
-        .select('jid')
-        .where('client_id', '=', clientId)
+        .select(['client_id', 'jid'])
+        .where('client_id', 'in', clientIds)
         .where((eb) =>
           eb.or([
             eb('status', '=', 'running'),
@@ -454,7 +459,7 @@ export class SqlJobRepository implements JobRepository {
         .where('created_at', '<', before.getTime());
       if (!unconfirmed) query = query.where('started_at', 'is not', null);
       const rows = await query.execute();
-      return rows.map((row) => row.jid);
+      return rows.map((row) => ({ clientId: row.client_id, jid: row.jid }));
     });
   }
 

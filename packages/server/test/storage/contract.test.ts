@@ -835,16 +835,27 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       const unknown = { ...outcome, status: 'unknown' as const };
       await jobs.finish('held-1', presumedJob.jid, { ...unknown, presumed: true });
       await jobs.finish('held-1', reported.jid, unknown);
-      expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000))).sort()).toEqual(
+      const jidsOf = (rows: { jid: string }[]) => rows.map(({ jid }) => jid).sort();
+      expect(jidsOf(await jobs.awaitingResult(['held-1'], new Date(t0 + 5000)))).toEqual(
         [running.jid, presumedJob.jid].sort(),
       );
-      // A lost cluster node's jobs include those whose start was never recorded.
-      expect((await jobs.awaitingResult('held-1', new Date(t0 + 5000), true)).sort()).toEqual(
-        [running.jid, presumedJob.jid, unconfirmed.jid].sort(),
+      // A lost cluster node's jobs include those whose start was never recorded; several clients in one query.
+      expect(
+        (await jobs.awaitingResult(['held-1', 'held-2', 'held-3'], new Date(t0 + 5000), true)).sort((a, b) =>
+          a.jid.localeCompare(b.jid),
+        ),
+      ).toEqual(
+        [
+          { clientId: 'held-1', jid: running.jid },
+          { clientId: 'held-1', jid: presumedJob.jid },
+          { clientId: 'held-1', jid: unconfirmed.jid },
+          { clientId: 'held-2', jid: otherClient.jid },
+        ].sort((a, b) => a.jid.localeCompare(b.jid)),
       );
+      expect(await jobs.awaitingResult([], new Date(t0 + 5000))).toEqual([]);
       // A final unknown (not presumed) ends the wait for good.
       await jobs.finish('held-1', presumedJob.jid, unknown);
-      expect(await jobs.awaitingResult('held-1', new Date(t0 + 5000))).toEqual([running.jid]);
+      expect(jidsOf(await jobs.awaitingResult(['held-1'], new Date(t0 + 5000)))).toEqual([running.jid]);
     });
 
     it("lists one client's jobs with the list grammar, newest first by default", async () => {

@@ -122,8 +122,12 @@ export class CountingJobRepository implements JobRepository {
     return this.repository.overdue(now, limit);
   }
 
-  awaitingResult(clientId: string, before: Date, unconfirmed?: boolean): Promise<string[]> {
-    return this.repository.awaitingResult(clientId, before, unconfirmed);
+  awaitingResult(
+    clientIds: readonly string[],
+    before: Date,
+    unconfirmed?: boolean,
+  ): Promise<{ clientId: string; jid: string }[]> {
+    return this.repository.awaitingResult(clientIds, before, unconfirmed);
   }
 
   lastFinishedAt(multiJobId: string): Promise<string | undefined> {

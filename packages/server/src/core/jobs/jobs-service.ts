@@ -44,6 +44,9 @@ const DISPATCH_FAILURE_PREFIX: Record<DispatchError['reason'], string> = {
 };
 
 /** Runs commands and scripts on one client and keeps their jobs (spec 4.5, 4.6). */
+/** The clients of a lost node asked about in one query. */
+const LOST_CLIENTS_PER_QUERY = 500;
+
 export class JobsService implements JobResultSink {
   /** Results and starts arriving together (many clients at once) share transactions. */
   private readonly writes: GroupCommit<JobWrite, boolean>;
@@ -225,8 +228,8 @@ export class JobsService implements JobResultSink {
    * `held` (live), so a job dispatched while this runs is never ended by it.
    */
   async agentHolds(clientId: string, held: ReadonlySet<string>, at: Date): Promise<void> {
-    const waiting = await this.repository.awaitingResult(clientId, at);
-    const lost = waiting.filter((jid) => !held.has(jid));
+    const waiting = await this.repository.awaitingResult([clientId], at);
+    const lost = waiting.map(({ jid }) => jid).filter((jid) => !held.has(jid));
     if (lost.length === 0) return;
     const outcome = unknownOutcome(LOST_ON_RECONNECT, this.clock.now(), false);
     const stored = await this.repository.finishMany(lost.map((jid) => ({ clientId, jid, outcome })));
@@ -244,12 +247,17 @@ export class JobsService implements JobResultSink {
     const now = this.clock.now();
     const outcome = unknownOutcome(lostWithNode(nodeId), now, true);
     let ended = 0;
-    for (const clientId of clientIds) {
+    // A node held 10,000 clients or more: a query per client was 10,000 round trips on every surviving node while
+    // the lost node's agents reconnected to them.
+    for (let at = 0; at < clientIds.length; at += LOST_CLIENTS_PER_QUERY) {
+      const some = clientIds.slice(at, at + LOST_CLIENTS_PER_QUERY);
       // Also jobs whose start the lost node had not recorded yet: nobody else will.
-      const waiting = await this.repository.awaitingResult(clientId, now, true);
+      const waiting = await this.repository.awaitingResult(some, now, true);
       if (waiting.length === 0) continue;
-      const stored = await this.repository.finishMany(waiting.map((jid) => ({ clientId, jid, outcome })));
-      waiting.forEach((jid, i) => {
+      const stored = await this.repository.finishMany(
+        waiting.map(({ clientId, jid }) => ({ clientId, jid, outcome })),
+      );
+      waiting.forEach(({ jid }, i) => {
         if (stored[i]) this.events?.publish('jobFinished', { jid, status: 'unknown' });
       });
       ended += stored.filter(Boolean).length;

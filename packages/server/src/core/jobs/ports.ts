@@ -123,10 +123,15 @@ export interface JobRepository {
   /** Running jobs whose result was due at or before `now`, at most `limit`, most overdue first. */
   overdue(now: Date, limit: number): Promise<OverdueJob[]>;
   /**
-   * The jobs of that client created before `before`, whose start an agent confirmed (with `unconfirmed` also
-   * those not confirmed yet), that still wait for a result: `running`, or `unknown` as svcd presumed it.
+   * The jobs of those clients created before `before`, whose start an agent confirmed (with `unconfirmed` also
+   * those not confirmed yet), that still wait for a result: `running`, or `unknown` as svcd presumed it. A few
+   * hundred clients at a time (one IN list).
    */
-  awaitingResult(clientId: string, before: Date, unconfirmed?: boolean): Promise<string[]>;
+  awaitingResult(
+    clientIds: readonly string[],
+    before: Date,
+    unconfirmed?: boolean,
+  ): Promise<{ clientId: string; jid: string }[]>;
   /** The latest finished_at among the children of a multi-client job; undefined when none has one. */
   lastFinishedAt(multiJobId: string): Promise<string | undefined>;
   /** The clients that have a child job in that multi-client job. */

@@ -107,6 +107,14 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
       this.set(link()?.handshakesWaiting ?? 0);
     },
   });
+  new Gauge({
+    name: 'svcd_agent_handshakes_under_way',
+    help: 'Agent handshakes admitted and not logged in yet; past its bound agents get 503 with a Retry-After.',
+    registers,
+    collect() {
+      this.set(link()?.handshakesUnderWay ?? 0);
+    },
+  });
   new Counter({
     name: 'svcd_agent_refusals_total',
     help:
