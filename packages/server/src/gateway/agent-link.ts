@@ -54,8 +54,8 @@ export const DEFAULT_AGENT_LINK_TUNING: AgentLinkTuning = {
   handshakesUnderWayPerSlot: 256,
   maxRetryAfterS: 120,
   // A wait costs a socket and no CPU, a refusal a connection on both ends; both well within an agent's 30 s.
-  admissionQueueSeconds: 10,
-  admissionWaitMs: 20_000,
+  admissionQueueSeconds: 20,
+  admissionWaitMs: 25_000,
   maxPayloadBytes: 1024 * 1024,
 };
 

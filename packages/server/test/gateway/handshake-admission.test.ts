@@ -59,7 +59,7 @@ describe('HandshakeAdmission', () => {
     expect(admission.active).toBe(2);
     await expect(admission.acquire()).rejects.toMatchObject({
       underWay: 2,
-      message: '2 agent handshakes are under way; come back in 2 s',
+      message: '2 agent handshakes are under way; come back in 1 s',
     });
     first.end(false);
     first.end(true); // a second end frees nothing more
@@ -70,10 +70,10 @@ describe('HandshakeAdmission', () => {
 
   test('agents refused one after another are promised later and later places, at the measured login rate', async () => {
     const clock = manualClock();
-    // The assumed rate before any measurement is 1 place per 4 s: 0.5 agents per second for 2 places.
+    // The assumed rate before any measurement is a place a second: 2 agents per second for 2 places.
     const admission = new HandshakeAdmission(limits({}), clock.now);
     const held = [await admission.acquire(), await admission.acquire()];
-    expect(await refusals(admission, 3)).toEqual([2, 4, 6]);
+    expect(await refusals(admission, 3)).toEqual([1, 1, 2]);
     for (const ticket of held) ticket.end(false);
 
     // 20 logins per second for six seconds (the earlier promises run out): each next refusal is 50 ms further on.
@@ -87,17 +87,17 @@ describe('HandshakeAdmission', () => {
 
   test('a rate that falls (handshakes no longer finishing) lengthens the promises, up to maxRetryAfterS', async () => {
     const clock = manualClock();
-    const admission = new HandshakeAdmission(limits({ maxUnderWay: 4, maxRetryAfterS: 30 }), clock.now);
+    const admission = new HandshakeAdmission(limits({ maxUnderWay: 4, maxRetryAfterS: 5 }), clock.now);
     await logins(admission, clock, 100, 10);
     const held = await Promise.all(Array.from({ length: 4 }, () => admission.acquire()));
     clock.advance(1000);
     expect(await refusedFor(admission)).toBe(1);
-    // Nothing logs in for 10 s: the smoothed rate falls to the floor of one place per 4 s (1 per second here).
+    // Nothing logs in for 10 s: the smoothed rate falls to the floor of a place a second (4 per second here).
     clock.advance(10_000);
     const later = await refusals(admission, 50);
-    expect(later.slice(0, 3)).toEqual([1, 2, 3]);
-    expect(later[later.length - 1]).toBe(30);
-    expect(later.filter((s) => s === 30).length).toBeGreaterThan(10);
+    expect(later.slice(0, 5)).toEqual([1, 1, 1, 1, 2]);
+    expect(later[later.length - 1]).toBe(5);
+    expect(later.filter((s) => s === 5).length).toBeGreaterThan(10);
     expect(held).toHaveLength(4);
   });
 
@@ -114,8 +114,8 @@ describe('HandshakeAdmission', () => {
 
   test('past the bound upgrades wait, in order, while a place should come within queueSeconds', async () => {
     const clock = manualClock();
-    // At the assumed 0.5 places per second, 4 s of queue is 2 waiters; the third is refused, promised after them.
-    const admission = new HandshakeAdmission(limits({ queueSeconds: 4 }), clock.now);
+    // At the assumed 2 places per second, 1 s of queue is 2 waiters; the third is refused, promised after them.
+    const admission = new HandshakeAdmission(limits({ queueSeconds: 1 }), clock.now);
     const held = [await admission.acquire(), await admission.acquire()];
     const order: string[] = [];
     const waiting = ['a', 'b'].map((name) =>
@@ -125,7 +125,7 @@ describe('HandshakeAdmission', () => {
       }),
     );
     expect(admission.waiting).toBe(2);
-    expect(await refusedFor(admission)).toBe(6);
+    expect(await refusedFor(admission)).toBe(2);
     held[0]?.end(true);
     const a: HandshakeTicket = await waiting[0]!;
     expect([admission.active, admission.waiting]).toEqual([2, 1]);
