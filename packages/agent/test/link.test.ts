@@ -233,13 +233,13 @@ test('past the handshakes under way svcd says when to come back, and the refusal
   try {
     const [answer] = (await once(holder.socket, 'data')) as [Buffer];
     expect(answer.toString()).toMatch(/^HTTP\/1\.1 101 /);
-    // Before any login is measured svcd assumes a place frees every second: the first agent refused comes back in 1.
+    // Before any login is measured svcd assumes a place frees every 2 s: the first agent refused comes back in 2.
     const first = await refusal(linkOptions({ url: busyUrl }));
-    expect(first).toMatchObject({ kind: 'unreachable', retryAfterMs: 1000 });
+    expect(first).toMatchObject({ kind: 'unreachable', retryAfterMs: 2000 });
     expect(first.message).toMatch(
-      /503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later; 1 agent handshake is under way; come back in 1 s\)$/,
+      /503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later; 1 agent handshake is under way; come back in 2 s\)$/,
     );
-    expect((await refusal(linkOptions({ url: busyUrl }))).retryAfterMs).toBe(2000);
+    expect((await refusal(linkOptions({ url: busyUrl }))).retryAfterMs).toBe(4000);
     holder.socket.destroy();
     // The place is free once svcd has seen the close.
     let link: Link | undefined;

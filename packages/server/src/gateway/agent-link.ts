@@ -53,9 +53,11 @@ export const DEFAULT_AGENT_LINK_TUNING: AgentLinkTuning = {
   // About what two cores finish in one to two seconds of a storm; agents beyond are told when to come back.
   handshakesUnderWayPerSlot: 256,
   maxRetryAfterS: 120,
-  // A wait costs a socket and no CPU, a refusal a connection on both ends; both well within an agent's 30 s.
-  admissionQueueSeconds: 20,
-  admissionWaitMs: 25_000,
+  // A wait costs a socket and no CPU, a refusal a connection on both ends. The wait and then a handshake slot must
+  // fit in an agent's 30 s for the upgrade, which also counts the accept queue: with waits of 20–25 s thousands of
+  // agents timed out in the cluster bench.
+  admissionQueueSeconds: 10,
+  admissionWaitMs: 15_000,
   maxPayloadBytes: 1024 * 1024,
 };
 

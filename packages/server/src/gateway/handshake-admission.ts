@@ -48,9 +48,10 @@ const RATE_WEIGHT = 0.5;
 /**
  * Until logins are measured, and as a floor after, the rate assumed is this many seconds per place. Optimistic on
  * purpose: an agent told to come back too soon is refused again, which costs a connection; one told too late leaves
- * places empty (4 s per place made a single node's reconnect storm of 5,000 agents take 76 s instead of 51).
+ * places empty (4 s per place made a single node's reconnect storm of 5,000 agents take 76 s instead of 51). With
+ * 1 s per place and waits of 20–25 s, thousands of agents timed out waiting in the cluster bench.
  */
-const SECONDS_PER_PLACE = 1;
+const SECONDS_PER_PLACE = 2;
 
 /**
  * Bounds the agent handshakes under way; upgrades beyond wait for a place while one should come soon, and the

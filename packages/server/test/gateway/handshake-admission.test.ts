@@ -70,10 +70,10 @@ describe('HandshakeAdmission', () => {
 
   test('agents refused one after another are promised later and later places, at the measured login rate', async () => {
     const clock = manualClock();
-    // The assumed rate before any measurement is a place a second: 2 agents per second for 2 places.
+    // The assumed rate before any measurement is a place every 2 s: one agent a second for 2 places.
     const admission = new HandshakeAdmission(limits({}), clock.now);
     const held = [await admission.acquire(), await admission.acquire()];
-    expect(await refusals(admission, 3)).toEqual([1, 1, 2]);
+    expect(await refusals(admission, 3)).toEqual([1, 2, 3]);
     for (const ticket of held) ticket.end(false);
 
     // 20 logins per second for six seconds (the earlier promises run out): each next refusal is 50 ms further on.
@@ -92,10 +92,10 @@ describe('HandshakeAdmission', () => {
     const held = await Promise.all(Array.from({ length: 4 }, () => admission.acquire()));
     clock.advance(1000);
     expect(await refusedFor(admission)).toBe(1);
-    // Nothing logs in for 10 s: the smoothed rate falls to the floor of a place a second (4 per second here).
+    // Nothing logs in for 10 s: the smoothed rate falls to the floor of a place every 2 s (2 per second here).
     clock.advance(10_000);
     const later = await refusals(admission, 50);
-    expect(later.slice(0, 5)).toEqual([1, 1, 1, 1, 2]);
+    expect(later.slice(0, 5)).toEqual([1, 1, 2, 2, 3]);
     expect(later[later.length - 1]).toBe(5);
     expect(later.filter((s) => s === 5).length).toBeGreaterThan(10);
     expect(held).toHaveLength(4);
@@ -114,8 +114,8 @@ describe('HandshakeAdmission', () => {
 
   test('past the bound upgrades wait, in order, while a place should come within queueSeconds', async () => {
     const clock = manualClock();
-    // At the assumed 2 places per second, 1 s of queue is 2 waiters; the third is refused, promised after them.
-    const admission = new HandshakeAdmission(limits({ queueSeconds: 1 }), clock.now);
+    // At the assumed place a second, 2 s of queue is 2 waiters; the third is refused, promised after them.
+    const admission = new HandshakeAdmission(limits({ queueSeconds: 2 }), clock.now);
     const held = [await admission.acquire(), await admission.acquire()];
     const order: string[] = [];
     const waiting = ['a', 'b'].map((name) =>
@@ -125,7 +125,7 @@ describe('HandshakeAdmission', () => {
       }),
     );
     expect(admission.waiting).toBe(2);
-    expect(await refusedFor(admission)).toBe(2);
+    expect(await refusedFor(admission)).toBe(3);
     held[0]?.end(true);
     const a: HandshakeTicket = await waiting[0]!;
     expect([admission.active, admission.waiting]).toEqual([2, 1]);
