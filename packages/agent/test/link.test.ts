@@ -3,7 +3,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { Backoff } from '@svc/platform';
 import { openRaw } from '../../../test-support/raw-http.js';
-import { startTestServer, type TestServer } from '../../../test-support/server.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../../../test-support/server.js';
 import { Agent, type AgentOptions } from '../src/connection/agent.js';
 import { defaultExecSettings } from '../src/exec/exec-settings.js';
 import { NO_JOBS_DATA_DIR } from './support/exec.js';
@@ -189,66 +189,66 @@ test('a server that vanishes without a close frame (killed) is noticed at once, 
   }
 });
 
-test("svcd's refusal of the upgrade is reported with the status and svcd's reason", async () => {
-  // A real svcd with one handshake slot and no queue: an upgrade that never speaks SSH holds the slot, so the
-  // next upgrade is answered 503 by svcd's own code.
-  const busy = await startTestServer({
+/**
+ * A real svcd with one handshake slot whose agent listener is tuned as given, and an upgrade that never speaks SSH
+ * (101 received): it holds the slot, and a place under way, so the next upgrade meets svcd's own refusal.
+ */
+async function heldServer(agentLink: NonNullable<TestServerOptions['tuning']>['agentLink']) {
+  const server = await startTestServer({
     store: 'static',
     server: { auth: `${CREDENTIALS.id}:${CREDENTIALS.password}`, max_concurrent_ssh_handshakes: 1 },
-    tuning: { agentLink: { handshakeQueueLimit: 0 } },
+    tuning: { agentLink },
   });
-  const busyUrl = `ws://127.0.0.1:${busy.server.clientPort}/`;
   const holder = await openRaw(
-    busy.server.clientPort,
+    server.server.clientPort,
     'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
       'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: svc-v1\r\n\r\n',
   );
+  const [answer] = (await once(holder.socket, 'data')) as [Buffer];
+  expect(answer.toString()).toMatch(/^HTTP\/1\.1 101 /);
+  return {
+    url: `ws://127.0.0.1:${server.server.clientPort}/`,
+    holder,
+    stop: async () => {
+      holder.socket.destroy();
+      await server.stop();
+    },
+  };
+}
+
+test("svcd's refusal of the upgrade is reported with the status and svcd's reason", async () => {
+  // No queue for a handshake slot: the next upgrade is answered 503.
+  const busy = await heldServer({ handshakeQueueLimit: 0 });
   try {
-    const [answer] = (await once(holder.socket, 'data')) as [Buffer];
-    expect(answer.toString()).toMatch(/^HTTP\/1\.1 101 /);
-    const error = await refusal(linkOptions({ url: busyUrl }));
+    const error = await refusal(linkOptions({ url: busy.url }));
     expect(error.kind).toBe('unreachable');
     expect(error.message).toMatch(
       /^cannot open a WebSocket to ws:\/\/127\.0\.0\.1:\d+\/: Unexpected server response: 503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later; handshake queue: queue_full\)$/,
     );
   } finally {
-    holder.socket.destroy();
     await busy.stop();
   }
 });
 
 test('past the handshakes under way svcd says when to come back, and the refusal carries it', async () => {
-  // One handshake under way at most, and no waiting for a place: an upgrade that never speaks SSH is one.
-  const busy = await startTestServer({
-    store: 'static',
-    server: { auth: `${CREDENTIALS.id}:${CREDENTIALS.password}`, max_concurrent_ssh_handshakes: 1 },
-    tuning: { agentLink: { handshakesUnderWayPerSlot: 1, admissionQueueSeconds: 0 } },
-  });
-  const busyUrl = `ws://127.0.0.1:${busy.server.clientPort}/`;
-  const holder = await openRaw(
-    busy.server.clientPort,
-    'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: svc-v1\r\n\r\n',
-  );
+  // One handshake under way at most, and no waiting for a place.
+  const busy = await heldServer({ handshakesUnderWayPerSlot: 1, admissionQueueSeconds: 0 });
   try {
-    const [answer] = (await once(holder.socket, 'data')) as [Buffer];
-    expect(answer.toString()).toMatch(/^HTTP\/1\.1 101 /);
     // Before any login is measured svcd assumes a place frees every 2 s: the first agent refused comes back in 2.
-    const first = await refusal(linkOptions({ url: busyUrl }));
+    const first = await refusal(linkOptions({ url: busy.url }));
     expect(first).toMatchObject({ kind: 'unreachable', retryAfterMs: 2000 });
     expect(first.message).toMatch(
       /503 Service Unavailable \(svcd: Too many agents are connecting at once; retry later; 1 agent handshake is under way; come back in 2 s\)$/,
     );
-    expect((await refusal(linkOptions({ url: busyUrl }))).retryAfterMs).toBe(4000);
-    holder.socket.destroy();
+    expect((await refusal(linkOptions({ url: busy.url }))).retryAfterMs).toBe(4000);
+    busy.holder.socket.destroy();
     // The place is free once svcd has seen the close.
     let link: Link | undefined;
     for (let attempt = 0; !link && attempt < 50; attempt++)
-      link = await openLink(linkOptions({ url: busyUrl })).catch(() => undefined);
+      link = await openLink(linkOptions({ url: busy.url })).catch(() => undefined);
     expect(link).toBeDefined();
     link?.close();
   } finally {
-    holder.socket.destroy();
     await busy.stop();
   }
 });
