@@ -62,13 +62,14 @@ export class Backoff {
   }
 
   /**
-   * The delay after the server said when to come back (Retry-After): that long plus up to a second (at most the
-   * delay itself) at random, so agents told the same second do not all arrive at its start; at most `maxMs`. The
-   * backoff does not grow: a busy server that names its time is not a failing one.
+   * The delay after the server said when to come back (Retry-After): that long, the base delay at least (a proxy
+   * answering `Retry-After: 0` again and again must not be hammered), plus up to a second at random, so agents told
+   * the same second do not all arrive at its start; at most `maxMs`. The backoff does not grow: a busy server that
+   * names its time is not a failing one.
    */
   retryAfter(serverMs: number): number {
-    const spread = Math.floor(this.random() * Math.min(1000, serverMs));
-    return Math.min(this.maxMs, serverMs + spread);
+    const wait = Math.max(serverMs, this.baseMs);
+    return Math.min(this.maxMs, wait + Math.floor(this.random() * Math.min(1000, wait)));
   }
 
   /** Starts again from the base delay, e.g. after a connection that worked. */

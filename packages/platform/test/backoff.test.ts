@@ -61,10 +61,11 @@ describe('Backoff', () => {
     expect(() => new Backoff({ baseMs: 0 })).toThrow(RangeError);
   });
 
-  test("retryAfter: the server's delay and up to a second more at random, capped by the max; the cap does not grow", () => {
+  test("retryAfter: the server's delay (the base at least) and up to a second more at random, capped by the max; the cap does not grow", () => {
     const backoff = new Backoff({ baseMs: 1000, maxMs: 10_000, random: () => 0.5 });
     expect(backoff.retryAfter(3000)).toBe(3500);
-    expect(backoff.retryAfter(400)).toBe(400 + 200);
+    expect(backoff.retryAfter(0)).toBe(1500);
+    expect(new Backoff({ baseMs: 100, random: () => 0.5 }).retryAfter(400)).toBe(400 + 200);
     expect(backoff.retryAfter(60_000)).toBe(10_000);
     expect(backoff.attempts).toBe(0);
     expect(backoff.currentCapMs).toBe(1000);
