@@ -98,6 +98,19 @@ export class SqlClientRepository implements ClientRepository, ClientChangeFeed {
     });
   }
 
+  heldBy(nodeIds: readonly string[]): Promise<StoredClient[]> {
+    if (nodeIds.length === 0) return Promise.resolve([]);
+    return withStorageErrors(async () => {
+      const rows = await this.database.db
+        .selectFrom('clients')
+        .select(ROW_COLUMNS)
+        .where('connection_state', '=', 'connected')
+        .where('owner_node', 'in', nodeIds)
+        .execute();
+      return mapInSlices(rows, fromRow);
+    });
+  }
+
   save(client: StoredClient, ifOwner?: ClientOwner): Promise<void> {
     const columns = {
       client_auth_id: client.clientAuthId,

@@ -1,7 +1,7 @@
 /**
  * The directory of a cluster node against a real database (SQLite, PostgreSQL): once loaded, a refresh reads
- * only the rows other nodes changed and the ids they deleted, not the whole table; a change of the live nodes,
- * and every `fullReadMs`, reads every row, and the clients of a node that left are marked disconnected.
+ * only the rows other nodes changed and the ids they deleted, not the whole table; the clients of a node that left
+ * are read and marked disconnected; a node joining, and every `fullReadMs`, reads every row.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/databases.js';
@@ -31,6 +31,12 @@ class CountingRepository extends SqlClientRepository {
     const changes = await super.changedSince(since);
     this.rowsRead += changes.rows.length;
     return changes;
+  }
+
+  override async heldBy(nodeIds: readonly string[]): Promise<StoredClient[]> {
+    const rows = await super.heldBy(nodeIds);
+    this.rowsRead += rows.length;
+    return rows;
   }
 }
 
@@ -64,7 +70,7 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
     await testDb?.drop();
   });
 
-  test('a refresh reads only what other nodes changed; a node leaving, and the slow cadence, read every row', async () => {
+  test('a refresh reads only what other nodes changed and the rows of a node leaving; a node joining, and the slow cadence, read every row', async () => {
     // One clock for the writers' stamps and the reading node: the test moves it heartbeat by heartbeat.
     let now = Date.UTC(2031, 0, 1);
     let live: ReadonlySet<string> = new Set(['node-a', 'node-b', 'node-c']);
@@ -116,10 +122,10 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
     await settle();
     expect(rows.fullReads).toBe(1);
 
-    // node-b leaves: every row is read, its clients are marked disconnected, the one node-c holds stays.
+    // node-b leaves: only the rows it holds are read, and marked disconnected; the one node-c holds stays.
     live = new Set(['node-a', 'node-c']);
-    await heartbeat();
-    expect(rows.fullReads).toBe(2);
+    expect(await heartbeat()).toBe(CLIENTS - 3);
+    expect(rows.fullReads).toBe(1);
     expect(lost).toEqual([['node-b', CLIENTS - 3]]);
     expect(directory.counts()).toEqual({ connected: 1, disconnected: CLIENTS - 2 });
     expect(directory.owner('c-2')).toEqual({ nodeId: 'node-c', epoch: 2 });
@@ -127,6 +133,11 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
     expect(stored.filter((row) => row.connectionState === 'connected').map((row) => row.id)).toEqual(['c-2']);
 
     // Steady again (the rows this node marked are read once more within the overlap), until the slow cadence.
+    await settle();
+    // A node joining is read in full: whatever it wrote before it was live.
+    live = new Set(['node-a', 'node-c', 'node-d']);
+    await heartbeat();
+    expect(rows.fullReads).toBe(2);
     await settle();
     const fullBefore = rows.fullReads;
     for (let beat = 0; beat < 70 && rows.fullReads === fullBefore; beat += 1) await heartbeat();

@@ -642,6 +642,36 @@ describe.each(ALL_ENGINES)('storage contract on %s', (engine) => {
       expect(await clients.delete('chg-b')).toBe(true);
       expect(await clients.delete('chg-c')).toBe(true);
     });
+
+    it('heldBy gives the connected rows the given nodes hold, and nothing for no node', async () => {
+      const clients = new SqlClientRepository(database);
+      const held = (id: string, nodeId: string) => ({
+        id,
+        clientAuthId: 'auth',
+        connectionState: 'connected' as const,
+        disconnectedAt: null,
+        owner: { nodeId, epoch: 7 },
+        details: { name: id, tags: ['a'] },
+      });
+      const ids = async (nodes: string[]) =>
+        (await clients.heldBy(nodes))
+          .map((row) => row.id)
+          .filter((id) => id.startsWith('held-'))
+          .sort();
+      await clients.save(held('held-1', 'gone-a'));
+      await clients.save(held('held-2', 'gone-a'));
+      await clients.save(held('held-3', 'gone-b'));
+      await clients.save(held('held-4', 'staying'));
+      await clients.save(held('held-5', 'gone-a'));
+      await clients.markDisconnected(['held-5'], 1_700_000_000_000);
+      expect(await ids(['gone-a'])).toEqual(['held-1', 'held-2']);
+      expect(await ids(['gone-a', 'gone-b'])).toEqual(['held-1', 'held-2', 'held-3']);
+      expect(await ids([])).toEqual([]);
+      expect((await clients.heldBy(['gone-b'])).find((row) => row.id === 'held-3')).toEqual(
+        held('held-3', 'gone-b'),
+      );
+      for (const id of ['held-1', 'held-2', 'held-3', 'held-4', 'held-5']) await clients.delete(id);
+    });
   });
 
   describe('jobs', () => {

@@ -53,6 +53,8 @@ export interface ClientChanges {
  */
 export interface ClientChangeFeed {
   changedSince(since: number): Promise<ClientChanges>;
+  /** The connected rows these nodes hold (nodes that left the cluster: their rows alone need marking). */
+  heldBy(nodeIds: readonly string[]): Promise<StoredClient[]>;
 }
 
 /** The few log calls the clients domain makes. */
