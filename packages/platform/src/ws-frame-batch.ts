@@ -17,6 +17,8 @@ export class FrameBatch {
   private chunks: Buffer[] = [];
   private bytes = 0;
   private scheduled = false;
+  /** Raw bytes to send before the next frames (a server's 101 answer). */
+  private preamble: Buffer | undefined;
 
   constructor(
     private readonly options: {
@@ -38,22 +40,30 @@ export class FrameBatch {
     this.chunks.push(chunk);
     this.bytes += chunk.length;
     if (this.bytes >= this.options.maxBytes) return this.flush();
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.flush();
-    });
+    this.schedule();
+  }
+
+  /**
+   * Sends `raw` as it is, before the frames written within this turn of the event loop and in the same socket
+   * write: a server's 101 answer and its first frames reach the agent together.
+   */
+  prepend(raw: Buffer): void {
+    this.preamble = this.preamble ? Buffer.concat([this.preamble, raw]) : raw;
+    this.schedule();
   }
 
   flush(): void {
-    if (this.bytes === 0) return;
+    const { preamble } = this;
+    if (this.bytes === 0 && !preamble) return;
     const { chunks } = this;
     this.chunks = [];
     this.bytes = 0;
+    this.preamble = undefined;
     const socket = this.options.socket();
     if (socket instanceof Error) return this.options.onError(socket);
     socket.cork();
+    if (preamble) socket.write(preamble);
+    if (chunks.length === 0) return void socket.uncork();
     let first = 0;
     let frameBytes = 0;
     for (const [i, chunk] of chunks.entries()) {
@@ -66,6 +76,15 @@ export class FrameBatch {
     }
     this.writeFrame(socket, chunks, first, chunks.length, frameBytes, true);
     socket.uncork();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
   }
 
   private writeFrame(

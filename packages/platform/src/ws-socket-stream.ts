@@ -40,6 +40,8 @@ export interface WebSocketStreamOptions {
   maxMessageBytes?: number | undefined;
   /** Bytes read past the opening handshake: the first frame data. */
   head?: Buffer | undefined;
+  /** A server's answer to the opening handshake, sent with the first frames (one socket write, not two). */
+  opening?: string | undefined;
 }
 
 /**
@@ -84,6 +86,7 @@ export class WebSocketStream extends Duplex {
       socket: () => (socket.writable ? socket : new Error('WebSocket is not open: its socket is closed')),
       onError: (err) => this.destroy(err),
     });
+    if (options.opening !== undefined) this.batch.prepend(Buffer.from(options.opening, 'latin1'));
     this.reader = new FrameReader({
       masked: options.role === 'server',
       maxMessageBytes: options.maxMessageBytes ?? 0,

@@ -256,6 +256,31 @@ describe('writes', () => {
     expect(writes.count).toBe(4);
   });
 
+  test("a server's 101 leaves with the frames written in the turn it opened, in one socket write", async () => {
+    const counts: { readonly count: number }[] = [];
+    const peer = await streamServer({
+      onOpen: (stream) => {
+        counts.push(countWrites(stream.socket));
+        stream.write(Buffer.from('first words'));
+      },
+    });
+    // ws, the independent implementation, reads the answer and the frame from one segment (the message comes
+    // in the same turn as 'open': listened to before).
+    const ws = new WebSocket(peer.url, PROTOCOL, { perMessageDeflate: false });
+    const received = wsReceive(ws, 11);
+    expect(Buffer.concat(await received).toString()).toBe('first words');
+    expect(counts.map((c) => c.count)).toEqual([1]);
+    ws.terminate();
+    // A server that writes nothing in that turn answers all the same.
+    const quiet = await streamServer();
+    const client = await connect(quiet.url);
+    const server = await quiet.stream();
+    const down = readBytes(client, 4);
+    server.write(Buffer.from('late'));
+    expect((await down).toString()).toBe('late');
+    client.destroy();
+  });
+
   test('client frames are masked as RFC 6455 requires (the payload is not visible on the wire)', async () => {
     const { client, server, raw } = await pair();
     const marker = Buffer.from('svc-mask-marker-'.repeat(64));

@@ -56,8 +56,13 @@ export async function wsServer(options: { maxPayload?: number } = {}) {
   };
 }
 
-/** An HTTP server whose upgrades open a WebSocketStream in the server role (as svcd's agent listener does). */
-export async function streamServer(options: { maxMessageBytes?: number } = {}) {
+/**
+ * An HTTP server whose upgrades open a WebSocketStream in the server role (as svcd's agent listener does);
+ * `onOpen` gets each stream in the turn it opened.
+ */
+export async function streamServer(
+  options: { maxMessageBytes?: number; onOpen?: (stream: WebSocketStream) => void } = {},
+) {
   const server = createHttpServer((_req, res) => res.writeHead(426).end());
   const streams: WebSocketStream[] = [];
   const waiting: ((stream: WebSocketStream) => void)[] = [];
@@ -73,6 +78,7 @@ export async function streamServer(options: { maxMessageBytes?: number } = {}) {
       { protocol: PROTOCOL, maxMessageBytes: options.maxMessageBytes ?? 0 },
     );
     stream.on('error', () => undefined);
+    options.onOpen?.(stream);
     const waiter = waiting.shift();
     if (waiter) waiter(stream);
     else streams.push(stream);
