@@ -231,8 +231,12 @@ test("svcd's refusal of the upgrade is reported with the status and svcd's reaso
 });
 
 test('past the handshakes under way svcd says when to come back, and the refusal carries it', async () => {
-  // One handshake under way at most, and no waiting for a place.
-  const busy = await heldServer({ handshakesUnderWayPerSlot: 1, admissionQueueSeconds: 0 });
+  // One handshake under way at most, and no waiting for a place, not even for agents that would wait patiently.
+  const busy = await heldServer({
+    handshakesUnderWayPerSlot: 1,
+    admissionQueueSeconds: 0,
+    admissionPatientMax: 0,
+  });
   try {
     // Before any login is measured svcd assumes a place frees every 2 s: the first agent refused comes back in 2.
     const first = await refusal(linkOptions({ url: busy.url }));
@@ -248,6 +252,38 @@ test('past the handshakes under way svcd says when to come back, and the refusal
       link = await openLink(linkOptions({ url: busy.url })).catch(() => undefined);
     expect(link).toBeDefined();
     link?.close();
+  } finally {
+    await busy.stop();
+  }
+});
+
+test('past the handshakes under way svc waits its turn while svcd says it still waits, beyond its own deadline', async () => {
+  const busy = await heldServer({
+    handshakesUnderWayPerSlot: 1,
+    admissionQueueSeconds: 0,
+    admissionStillWaitingMs: 100,
+  });
+  try {
+    const heard: (number | undefined)[] = [];
+    let wake = () => undefined as void;
+    const opening = openLink(
+      linkOptions({
+        url: busy.url,
+        handshakeTimeoutMs: 400,
+        onWaiting: (ahead) => {
+          heard.push(ahead);
+          wake();
+        },
+      }),
+    );
+    // Eight words 100 ms apart: twice the agent's 400 ms for the upgrade, which each of them restarted.
+    await new Promise<void>((resolve) => {
+      wake = () => void (heard.length >= 8 && resolve());
+    });
+    busy.holder.socket.destroy();
+    const link = await opening;
+    expect(new Set(heard)).toEqual(new Set([0]));
+    link.close();
   } finally {
     await busy.stop();
   }

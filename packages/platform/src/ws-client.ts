@@ -22,6 +22,13 @@ export interface WebSocketConnectOptions {
    * several 127.x addresses so that many connections to one server do not share one address pair's ports.
    */
   localAddress?: string | undefined;
+  /** More request headers (name: value). */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Told of each interim answer (1xx but 101) before the final one, e.g. a server keeping the upgrade waiting; each
+   * restarts the `timeoutMs` deadline.
+   */
+  onInterim?: ((status: number, headers: ReadonlyMap<string, string>) => void) | undefined;
 }
 
 /**
@@ -78,7 +85,11 @@ export async function connectWebSocket(
       'Connection: Upgrade\r\n' +
       `Sec-WebSocket-Key: ${key}\r\n` +
       'Sec-WebSocket-Version: 13\r\n' +
-      `Sec-WebSocket-Protocol: ${options.protocol}\r\n\r\n`,
+      `Sec-WebSocket-Protocol: ${options.protocol}\r\n` +
+      Object.entries(options.headers ?? {})
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
+      '\r\n',
   );
   return new Promise<WebSocketStream>((resolve, reject) => {
     let received: Buffer = Buffer.alloc(0);
@@ -133,6 +144,13 @@ export async function connectWebSocket(
       }
       const response = parseHead(received.subarray(0, end).toString('latin1'));
       if (!response) return finish(new WebSocketHandshakeError('the server did not answer with HTTP'));
+      if (response.status >= 100 && response.status < 200 && response.status !== 101) {
+        // An interim answer: the final one follows (RFC 9110 15.2), and the server is still at it.
+        received = received.subarray(end + HEAD_END.length);
+        timer.refresh();
+        options.onInterim?.(response.status, response.headers);
+        return onData(Buffer.alloc(0));
+      }
       if (response.status !== 101) {
         const length = Number(response.headers.get('content-length') ?? MAX_BODY_BYTES);
         refusal = {

@@ -69,6 +69,40 @@ test('frame bytes in the same read as the 101 head are not lost', async () => {
   stream.destroy();
 });
 
+test('interim answers are skipped, each restarting the deadline; one in the same read as the 101 too', async () => {
+  let request = '';
+  const raw = await rawServer((socket: Socket) => {
+    socket.once('data', (chunk: Buffer) => {
+      request = chunk.toString('latin1');
+      const key = /Sec-WebSocket-Key: (.*)\r\n/.exec(request)?.[1] ?? '';
+      const waiting = (ahead: number) => `HTTP/1.1 102 Processing\r\nsvc-waiting-ahead: ${ahead}\r\n\r\n`;
+      // Four words 150 ms apart, then the last one, the 101 and a frame together: 600 ms against a 300 ms deadline.
+      const say = (ahead: number) => {
+        if (ahead > 0) {
+          socket.write(waiting(ahead));
+          setTimeout(() => say(ahead - 1), 150);
+          return;
+        }
+        socket.write(
+          Buffer.concat([Buffer.from(waiting(0) + upgraded(key)), Buffer.from([0x82, 2, 0x68, 0x69])]),
+        );
+      };
+      say(4);
+    });
+  });
+  const interims: [number, string | undefined][] = [];
+  const stream = await connectWebSocket(raw.url, {
+    protocol: PROTOCOL,
+    timeoutMs: 300,
+    headers: { 'svc-wait': '1' },
+    onInterim: (status, headers) => interims.push([status, headers.get('svc-waiting-ahead')]),
+  });
+  expect((await readBytes(stream, 2)).toString()).toBe('hi');
+  expect(interims).toEqual([4, 3, 2, 1, 0].map((ahead) => [102, String(ahead)]));
+  expect(request).toContain('\r\nsvc-wait: 1\r\n');
+  stream.destroy();
+});
+
 test('a refusal names the status and keeps the body', async () => {
   const body =
     '{"errors":[{"code":"ERR_AGENT_PROTOCOL","title":"Request the WebSocket subprotocol svc-v1"}]}';

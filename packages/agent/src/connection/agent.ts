@@ -170,6 +170,11 @@ export class Agent {
         fingerprint,
         tlsCa,
         signal: this.abort.signal,
+        onWaiting: (ahead) =>
+          this.log.info(
+            { server: serverUrl, ahead },
+            `svcd is busy with other agents' handshakes and keeps this one waiting for its turn${ahead === undefined ? '' : ` (about ${ahead} before it)`}`,
+          ),
         ...(this.deps.handshakeTimeoutMs ? { handshakeTimeoutMs: this.deps.handshakeTimeoutMs } : {}),
       });
     } catch (err) {

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import { ssh2 } from '@svc/platform/ssh2-client';
 import { connectWebSocket, WebSocketHandshakeError } from '@svc/platform';
-import { CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
+import { AGENT_AHEAD_HEADER, AGENT_WAIT_HEADER, CONTROL_SUBSYSTEM, WS_SUBPROTOCOL } from '@svc/protocol';
 import type { Credentials } from '../config/auth.js';
 import { AGENT_CIPHERS } from './ciphers.js';
 import { fingerprintMatches, md5Fingerprint } from './fingerprint.js';
@@ -26,6 +26,11 @@ export interface LinkOptions {
   signal?: AbortSignal;
   /** The local address to connect from (default: the system's choice); the load simulator spreads over 127.x. */
   localAddress?: string | undefined;
+  /**
+   * Told each time svcd says it keeps the upgrade waiting for a place (busy with other agents' handshakes), with
+   * about how many wait before it; each such word restarts the deadline for the upgrade.
+   */
+  onWaiting?: ((ahead: number | undefined) => void) | undefined;
 }
 
 /** An authenticated SSH connection to svcd inside a WebSocket, with the control channel open. */
@@ -84,6 +89,11 @@ export function openLink(options: LinkOptions): Promise<Link> {
       ca: tlsCa?.pem,
       signal: opening.signal,
       localAddress: options.localAddress,
+      headers: { [AGENT_WAIT_HEADER]: '1' },
+      onInterim: (_status, headers) => {
+        const ahead = Number(headers.get(AGENT_AHEAD_HEADER));
+        options.onWaiting?.(Number.isSafeInteger(ahead) && ahead >= 0 ? ahead : undefined);
+      },
     }).then(
       (stream) => {
         if (settled) return stream.destroy();

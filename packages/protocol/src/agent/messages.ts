@@ -19,6 +19,13 @@ import {
 export const CONTROL_SUBSYSTEM = 'svc-control';
 /** WebSocket subprotocol the agent asks for; the server refuses any other `svc-*` version. */
 export const WS_SUBPROTOCOL = 'svc-v1';
+/**
+ * Request header of svc's upgrade (value `1`): svc takes `102 Processing` answers while svcd keeps its upgrade
+ * waiting for a place, each one restarting its deadline, so svcd can keep it waiting instead of refusing it.
+ */
+export const AGENT_WAIT_HEADER = 'svc-wait';
+/** Header of those `102 Processing` answers: about how many upgrades wait before this one. */
+export const AGENT_AHEAD_HEADER = 'svc-waiting-ahead';
 export const CONTROL_VERSION = 1;
 /** Largest control message either end accepts; bigger data travels on its own channel. */
 export const MAX_CONTROL_MESSAGE_BYTES = 256 * 1024;

@@ -35,6 +35,10 @@ export interface AgentLinkTuning {
   admissionQueueSeconds: number;
   /** The longest such a wait lasts before the agent is told when to come back. */
   admissionWaitMs: number;
+  /** Upgrades of agents that take word they still wait, kept waiting for their turn at once at most. */
+  admissionPatientMax: number;
+  /** How often such an agent is told it still waits (each restarts its 30 s for the upgrade). */
+  admissionStillWaitingMs: number;
   /** Largest WebSocket message from an agent (SSH packets are at most ~35 KB). */
   maxPayloadBytes: number;
 }
@@ -58,6 +62,10 @@ export const DEFAULT_AGENT_LINK_TUNING: AgentLinkTuning = {
   // agents timed out in the cluster bench.
   admissionQueueSeconds: 10,
   admissionWaitMs: 15_000,
+  // A waiting upgrade costs a socket and its parsed request (a few KiB); 5,000 arrive at each survivor when a node
+  // of three with 30,000 agents dies.
+  admissionPatientMax: 20_000,
+  admissionStillWaitingMs: 10_000,
   maxPayloadBytes: 1024 * 1024,
 };
 
@@ -101,6 +109,8 @@ export interface AgentLinkStats {
   handshakesWaiting: number;
   /** Handshakes admitted and not logged in yet (a slot held, waited for, or waiting for the agent). */
   handshakesUnderWay: number;
+  /** Upgrades waiting for a place among those under way. */
+  upgradesWaiting: number;
   /** Refused agent connections and logins by reason, since start. */
   refusals: ReadonlyMap<string, number>;
   tunnels: TunnelTrafficTotals;
@@ -136,6 +146,8 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
     maxRetryAfterS: tuning.maxRetryAfterS,
     queueSeconds: tuning.admissionQueueSeconds,
     maxWaitMs: tuning.admissionWaitMs,
+    maxPatient: tuning.admissionPatientMax,
+    stillWaitingMs: tuning.admissionStillWaitingMs,
   });
   const limiter = new HandshakeLimiter({
     concurrent: slots,
@@ -184,6 +196,7 @@ export async function startAgentLink(options: AgentLinkOptions): Promise<AgentLi
       handshakesActive: limiter.active,
       handshakesWaiting: limiter.waiting,
       handshakesUnderWay: admission.active,
+      upgradesWaiting: admission.waiting,
       refusals: refusals.snapshot(),
       tunnels: tunnelTraffic.totals(),
     }),

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
+import { AGENT_AHEAD_HEADER, AGENT_WAIT_HEADER, ERROR_CODES, WS_SUBPROTOCOL } from '@svc/protocol';
 import {
   acceptUpgrade,
   formatDuration,
@@ -241,8 +241,14 @@ export async function startClientListener(options: ClientListenerOptions): Promi
     const onEarlyClose = () => abort.abort();
     socket.once('close', onEarlyClose);
     let ticket: HandshakeTicket | undefined;
+    // An agent that says it takes word that it still waits gets a 102 now and then, each restarting its deadline.
+    const stillWaiting =
+      req.headers[AGENT_WAIT_HEADER] === '1'
+        ? (ahead: number) =>
+            socket.write(`HTTP/1.1 102 Processing\r\n${AGENT_AHEAD_HEADER}: ${ahead}\r\n\r\n`)
+        : undefined;
     options.admission
-      .acquire(abort.signal)
+      .acquire(abort.signal, stillWaiting)
       .then((admitted) => {
         ticket = admitted;
         return limiter.acquire(abort.signal, addressKey(req.socket.remoteAddress));

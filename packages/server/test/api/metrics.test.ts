@@ -24,6 +24,7 @@ const SVCD_SERIES = [
   'svcd_agent_handshakes_in_flight',
   'svcd_agent_handshakes_waiting',
   'svcd_agent_handshakes_under_way',
+  'svcd_agent_upgrades_waiting',
   'svcd_agent_refusals_total',
   'svcd_descriptors',
   'svcd_jobs_total',

@@ -19,8 +19,28 @@ const limits = (over: Partial<HandshakeAdmissionLimits>): HandshakeAdmissionLimi
   maxRetryAfterS: 600,
   queueSeconds: 0,
   maxWaitMs: 20_000,
+  maxPatient: 100,
+  stillWaitingMs: 20,
   ...over,
 });
+
+/** A patient upgrade's ear: what it was told (how many wait before it), and a wait for the nth word. */
+function ear() {
+  const heard: number[] = [];
+  let wake = () => undefined as void;
+  return {
+    heard,
+    tell: (ahead: number) => {
+      heard.push(ahead);
+      wake();
+    },
+    until: (count: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (heard.length >= count ? resolve() : void (wake = check));
+        check();
+      }),
+  };
+}
 
 async function refusedFor(admission: HandshakeAdmission): Promise<number> {
   const error: unknown = await admission.acquire().then(
@@ -134,6 +154,42 @@ describe('HandshakeAdmission', () => {
     expect(order).toEqual(['a', 'b']);
     a.end(true);
     expect([admission.active, admission.waiting]).toEqual([1, 0]);
+  });
+
+  test('a patient upgrade waits its turn past queueSeconds and maxWaitMs, told how many wait before it', async () => {
+    const admission = new HandshakeAdmission(
+      limits({ maxUnderWay: 1, queueSeconds: 0, maxWaitMs: 30, maxPatient: 2, stillWaitingMs: 20 }),
+    );
+    const held = await admission.acquire();
+    const [first, second] = [ear(), ear()];
+    const waitingFirst = admission.acquire(undefined, first.tell);
+    const waitingSecond = admission.acquire(undefined, second.tell);
+    // An upgrade that is not patient is refused at once (no queue for it); a third patient one is past maxPatient.
+    await expect(admission.acquire()).rejects.toBeInstanceOf(AdmissionRefused);
+    await expect(admission.acquire(undefined, () => undefined)).rejects.toBeInstanceOf(AdmissionRefused);
+    // Well past maxWaitMs both still wait, told again and again.
+    await second.until(4);
+    expect(admission.waiting).toBe(2);
+    expect(new Set(first.heard)).toEqual(new Set([0]));
+    expect(new Set(second.heard)).toEqual(new Set([1]));
+    held.end(true);
+    const ticket = await waitingFirst;
+    const told = second.heard.length;
+    await second.until(told + 1);
+    expect(second.heard.at(-1)).toBe(0);
+    ticket.end(true);
+    (await waitingSecond).end(true);
+    expect([admission.active, admission.waiting]).toEqual([0, 0]);
+    // Both are gone from the count of patient ones: two may wait again.
+    const again = await admission.acquire();
+    const waits = [
+      admission.acquire(undefined, () => undefined),
+      admission.acquire(undefined, () => undefined),
+    ];
+    expect(admission.waiting).toBe(2);
+    admission.close();
+    for (const waiter of waits) await expect(waiter).rejects.toMatchObject({ retryAfterS: 1 });
+    again.end(false);
   });
 
   test('a waiter leaves on abort, is refused after maxWaitMs, and close() refuses the rest', async () => {

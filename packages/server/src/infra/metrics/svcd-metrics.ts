@@ -109,10 +109,18 @@ export function createSvcdMetrics(sources: MetricSources): SvcdMetrics {
   });
   new Gauge({
     name: 'svcd_agent_handshakes_under_way',
-    help: 'Agent handshakes admitted and not logged in yet; past its bound agents get 503 with a Retry-After.',
+    help: 'Agent handshakes admitted and not logged in yet; past its bound upgrades wait, or get 503 with a Retry-After.',
     registers,
     collect() {
       this.set(link()?.handshakesUnderWay ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'svcd_agent_upgrades_waiting',
+    help: 'Agent upgrades waiting for a place among the handshakes under way.',
+    registers,
+    collect() {
+      this.set(link()?.upgradesWaiting ?? 0);
     },
   });
   new Counter({
