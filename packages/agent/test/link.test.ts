@@ -197,6 +197,7 @@ async function heldServer(agentLink: NonNullable<TestServerOptions['tuning']>['a
   const server = await startTestServer({
     store: 'static',
     server: { auth: `${CREDENTIALS.id}:${CREDENTIALS.password}`, max_concurrent_ssh_handshakes: 1 },
+    api: { metrics_address: '127.0.0.1:0' },
     tuning: { agentLink },
   });
   const holder = await openRaw(
@@ -208,6 +209,12 @@ async function heldServer(agentLink: NonNullable<TestServerOptions['tuning']>['a
   expect(answer.toString()).toMatch(/^HTTP\/1\.1 101 /);
   return {
     url: `ws://127.0.0.1:${server.server.clientPort}/`,
+    /** The value of one of svcd's metrics without labels. */
+    metric: async (name: string): Promise<number | undefined> => {
+      const text = await (await fetch(server.server.metricsUrl ?? '')).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.slice(name.length + 1));
+    },
     holder,
     stop: async () => {
       holder.socket.destroy();
@@ -280,6 +287,10 @@ test('past the handshakes under way svc waits its turn while svcd says it still 
     await new Promise<void>((resolve) => {
       wake = () => void (heard.length >= 8 && resolve());
     });
+    expect([
+      await busy.metric('svcd_agent_handshakes_under_way'),
+      await busy.metric('svcd_agent_upgrades_waiting'),
+    ]).toEqual([1, 1]);
     busy.holder.socket.destroy();
     const link = await opening;
     expect(new Set(heard)).toEqual(new Set([0]));
