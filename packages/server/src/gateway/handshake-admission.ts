@@ -1,3 +1,5 @@
+import { waitInQueue, type QueuedWait } from './queued-wait.js';
+
 export interface HandshakeAdmissionLimits {
   /** Handshakes under way at once, from the upgrade to the login; past it agents wait or are told when to come back. */
   maxUnderWay: number;
@@ -42,9 +44,9 @@ export class AdmissionAborted extends Error {
 interface Waiter {
   /** Its place in the order of arrival, for the count of those before it. */
   seq: number;
-  grant: (ticket: HandshakeTicket) => void;
-  /** Refuses it with a Retry-After of its own, or the one given. */
-  refuse: (error?: AdmissionRefused) => void;
+  /** It waits however long the queue (see `acquire`). */
+  patient: boolean;
+  wait: QueuedWait<HandshakeTicket>;
 }
 
 /** Logins per second are measured over windows this long. */
@@ -130,44 +132,37 @@ export class HandshakeAdmission {
       ? this.patient < this.limits.maxPatient
       : this.waiters.length < rate * this.limits.queueSeconds;
     if (!waits) return Promise.reject(this.refusal(rate));
-    return new Promise((resolve, reject) => {
-      // The error is made once the waiter is out of the queue: its Retry-After counts only those still in it.
-      const leave = (error: () => Error) => {
-        const at = this.waiters.indexOf(waiter);
-        if (at >= 0) this.waiters.splice(at, 1);
-        settle();
-        reject(error());
-      };
-      const refused = () => this.refusal(this.assumedRate());
-      const onAbort = () => leave(() => new AdmissionAborted());
-      const timer = stillWaiting
-        ? setInterval(
-            () => stillWaiting(Math.max(0, waiter.seq - this.grantedSeq - 1)),
-            this.limits.stillWaitingMs,
-          )
-        : setTimeout(() => leave(refused), this.limits.maxWaitMs);
-      if (stillWaiting) this.patient += 1;
-      const settle = () => {
-        clearTimeout(timer);
-        if (stillWaiting) this.patient -= 1;
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const waiter: Waiter = {
-        seq: ++this.queuedSeq,
-        grant: (ticket) => {
-          settle();
-          resolve(ticket);
-        },
-        refuse: (error) => leave(error ? () => error : refused),
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
+    const refused = () => this.refusal(this.assumedRate());
+    let waiter: Waiter | undefined;
+    return waitInQueue<HandshakeTicket>({
+      signal,
+      aborted: () => new AdmissionAborted(),
+      timer: stillWaiting
+        ? {
+            everyMs: this.limits.stillWaitingMs,
+            tick: () => stillWaiting(Math.max(0, (waiter?.seq ?? 0) - this.grantedSeq - 1)),
+          }
+        : { ms: this.limits.maxWaitMs, error: refused },
+      enter: (wait) => {
+        waiter = { seq: ++this.queuedSeq, patient: stillWaiting !== undefined, wait };
+        if (waiter.patient) this.patient += 1;
+        this.waiters.push(waiter);
+      },
+      exit: () => waiter && this.remove(waiter),
     });
   }
 
   /** Refuses the waiting upgrades (the listener stops taking agents): they come back in a second, elsewhere. */
   close(): void {
-    for (const waiter of [...this.waiters]) waiter.refuse(new AdmissionRefused(1, this.underWay));
+    for (const waiter of [...this.waiters]) waiter.wait.leave(() => new AdmissionRefused(1, this.underWay));
+  }
+
+  /** Takes a waiter out of the queue, if it is still in it. */
+  private remove(waiter: Waiter): void {
+    const at = this.waiters.indexOf(waiter);
+    if (at < 0) return;
+    this.waiters.splice(at, 1);
+    if (waiter.patient) this.patient -= 1;
   }
 
   /** The next promised place after the waiting upgrades, as a Retry-After. */
@@ -195,11 +190,12 @@ export class HandshakeAdmission {
           this.rate(this.now());
           this.windowLogins += 1;
         }
-        const next = this.waiters.shift();
+        const next = this.waiters[0];
         // The place passes to the first waiter: under way stays as it was.
         if (next) {
+          this.remove(next);
           this.grantedSeq = next.seq;
-          next.grant(this.ticket());
+          next.wait.grant(this.ticket());
         } else this.underWay -= 1;
       },
     };

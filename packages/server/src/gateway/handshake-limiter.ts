@@ -1,3 +1,5 @@
+import { waitInQueue, type QueuedWait } from './queued-wait.js';
+
 /** Why a handshake was not admitted. */
 export class HandshakeRefused extends Error {
   constructor(readonly reason: 'queue_full' | 'queue_timeout' | 'aborted' | 'closed') {
@@ -18,10 +20,7 @@ export interface HandshakeLimits {
 /** The queue key of handshakes under way; no address looks like it. */
 const RESUMING = '\0resuming';
 
-interface Waiter {
-  grant: (release: () => void) => void;
-  refuse: (err: HandshakeRefused) => void;
-}
+type Waiter = QueuedWait<() => void>;
 
 /**
  * Admits at most `concurrent` agent handshakes (WebSocket upgrade + SSH key exchange + login) at once, so a storm
@@ -57,30 +56,17 @@ export class HandshakeLimiter {
     if (!resuming && this.queued >= this.limits.queueLimit)
       return Promise.reject(new HandshakeRefused('queue_full'));
     if (resuming) address = RESUMING;
-    return new Promise((resolve, reject) => {
-      const leave = (err: HandshakeRefused) => {
-        this.remove(address, waiter);
-        settle();
-        reject(err);
-      };
-      const onAbort = () => leave(new HandshakeRefused('aborted'));
-      const timer = setTimeout(() => leave(new HandshakeRefused('queue_timeout')), this.limits.queueWaitMs);
-      const settle = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const waiter: Waiter = {
-        grant: (release) => {
-          settle();
-          resolve(release);
-        },
-        refuse: leave,
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const queue = this.queues.get(address);
-      if (queue) queue.push(waiter);
-      else this.queues.set(address, [waiter]);
-      this.queued += 1;
+    return waitInQueue<() => void>({
+      signal,
+      aborted: () => new HandshakeRefused('aborted'),
+      timer: { ms: this.limits.queueWaitMs, error: () => new HandshakeRefused('queue_timeout') },
+      enter: (waiter) => {
+        const queue = this.queues.get(address);
+        if (queue) queue.push(waiter);
+        else this.queues.set(address, [waiter]);
+        this.queued += 1;
+      },
+      exit: (waiter) => this.remove(address, waiter),
     });
   }
 
@@ -88,7 +74,7 @@ export class HandshakeLimiter {
   close(): void {
     this.closed = true;
     for (const queue of [...this.queues.values()])
-      for (const waiter of [...queue]) waiter.refuse(new HandshakeRefused('closed'));
+      for (const waiter of [...queue]) waiter.leave(() => new HandshakeRefused('closed'));
   }
 
   private remove(address: string, waiter: Waiter): void {
