@@ -188,7 +188,12 @@ export class ClusterClientDirectory extends CachedClientDirectory {
   private take(rows: readonly StoredClient[], startUp: boolean): Promise<void> {
     return forEachInSlices(rows, (row) => {
       if (row.owner?.nodeId === this.nodeId && !startUp) return; // this node's own writes are the truth
-      if (this.holdsHere(row.id)) return;
+      if (this.holdsHere(row.id)) {
+        // Another node took this one for gone (its heartbeats came late) and marked the client disconnected: the
+        // row is written again, or every other node would list it disconnected while it is connected here.
+        if (!row.owner) this.rewrite(row.id);
+        return;
+      }
       // A row of an older connection than presence has shown (movedTo): its new owner's row is yet to come.
       const known = this.owners.get(row.id);
       if (row.owner && known && known.nodeId !== row.owner.nodeId && known.epoch > row.owner.epoch) return;

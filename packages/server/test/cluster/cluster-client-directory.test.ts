@@ -10,6 +10,18 @@ import { LocalClientEvents } from '../../src/core/clients/local-client-events.js
 import type { ClientChanges, StoredClient } from '../../src/core/clients/ports.js';
 import { SqlClientRepository } from '../../src/storage/client-repository.js';
 import { openDatabase, type Database } from '../../src/storage/database.js';
+import { makeHello } from '../../../../test-support/agent-client.js';
+
+/** Polls `read` every 10 ms until `check` holds, 5 s at most (the directory writes in the background). */
+async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline) throw new Error(`not reached: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 const log = { info: () => undefined, warn: () => undefined };
 const CLIENTS = 1_000;
@@ -142,6 +154,37 @@ describe.each(['sqlite', 'postgres'] as const)('cluster client directory on %s',
     const fullBefore = rows.fullReads;
     for (let beat = 0; beat < 70 && rows.fullReads === fullBefore; beat += 1) await heartbeat();
     expect(rows.fullReads).toBe(fullBefore + 1);
+  });
+
+  test('a client this node holds that another node marked disconnected (it took this one for gone) is written again', async () => {
+    let now = Date.UTC(2033, 0, 1);
+    const rows = new SqlClientRepository(database, () => now);
+    const directory = nodeA(
+      rows,
+      () => now,
+      () => new Set(['node-a', 'node-b']),
+    );
+    await directory.load();
+    const { owner } = directory.attach(makeHello({ client_id: 'kept', session_id: 's-kept' }), {
+      clientAuthId: 'auth',
+      address: '192.0.2.x:1000',
+    });
+    const stored = async () =>
+      (await new SqlClientRepository(database).loadAll()).find((r) => r.id === 'kept');
+    await eventually(stored, (row) => row?.connectionState === 'connected');
+    // node-b's heartbeats missed node-a for three beats: it marks node-a's clients disconnected.
+    now += HEARTBEAT_MS;
+    await new SqlClientRepository(database, () => now).markDisconnected(['kept'], now, 'node-a');
+    expect(await stored()).toMatchObject({ connectionState: 'disconnected', owner: null });
+    now += HEARTBEAT_MS;
+    await directory.refresh();
+    await eventually(stored, (row) => row?.connectionState === 'connected');
+    expect((await stored())?.owner).toEqual(owner);
+    expect(directory.get('kept')).toMatchObject({ connection_state: 'connected' });
+    // Gone again, and its row with it (the tests share the database).
+    directory.detach('kept', owner.epoch);
+    await eventually(stored, (row) => row?.connectionState === 'disconnected');
+    expect(await rows.delete('kept')).toBe(true);
   });
 
   test('a client another node now holds is listed connected there since its epoch; older news change nothing', async () => {

@@ -212,6 +212,16 @@ export class CachedClientDirectory implements ClientDirectory {
       );
   }
 
+  /** Writes the row of a client this node holds again, as the cache has it. */
+  protected rewrite(id: string): void {
+    const record = this.records.get(id);
+    if (!record || this.owners.get(id)?.nodeId !== this.nodeId) return;
+    const row = toStored(record, this.owners.get(id));
+    this.writes
+      .run(id, () => this.repository.save(row))
+      .catch((err: unknown) => this.log.warn({ err, client_id: id }, 'saving the client record failed'));
+  }
+
   protected forget(id: string): void {
     this.changes += 1;
     const before = this.records.get(id);
