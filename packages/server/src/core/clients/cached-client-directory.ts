@@ -204,22 +204,23 @@ export class CachedClientDirectory implements ClientDirectory {
 
   private put(record: ClientRecord, ifOwner?: ClientOwner): void {
     this.remember(record);
+    this.store(record, ifOwner);
+  }
+
+  /** Writes the row of a client this node holds again, as the cache has it. */
+  protected rewrite(id: string): void {
+    const record = this.records.get(id);
+    if (record && this.owners.get(id)?.nodeId === this.nodeId) this.store(record);
+  }
+
+  /** Queues the write of the record's row, after the writes already queued for that client. */
+  private store(record: ClientRecord, ifOwner?: ClientOwner): void {
     const row = toStored(record, this.owners.get(record.id));
     this.writes
       .run(record.id, () => this.repository.save(row, ifOwner))
       .catch((err: unknown) =>
         this.log.warn({ err, client_id: record.id }, 'saving the client record failed'),
       );
-  }
-
-  /** Writes the row of a client this node holds again, as the cache has it. */
-  protected rewrite(id: string): void {
-    const record = this.records.get(id);
-    if (!record || this.owners.get(id)?.nodeId !== this.nodeId) return;
-    const row = toStored(record, this.owners.get(id));
-    this.writes
-      .run(id, () => this.repository.save(row))
-      .catch((err: unknown) => this.log.warn({ err, client_id: id }, 'saving the client record failed'));
   }
 
   protected forget(id: string): void {
